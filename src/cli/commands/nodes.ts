@@ -1,0 +1,14 @@
+/** `chainmail nodes`: every node with its port schemas (JSON Schema). */
+import type { Command } from "commander";
+import { describeNode } from "../../core/node.js";
+import { nodes } from "../../nodes/index.js";
+import { printJson } from "../io.js";
+
+export function registerNodes(program: Command): void {
+  program
+    .command("nodes")
+    .description("List the nodes with their input and output port schemas (JSON Schema)")
+    .action(async () => {
+      await printJson(Object.values(nodes).map(describeNode));
+    });
+}

@@ -1,0 +1,50 @@
+/** Small helpers the commands share: reading `--input`, writing JSON, exit codes. */
+import { readFile } from "node:fs/promises";
+import { parseJson, stringifyJson } from "../core/json.js";
+
+/** Exit statuses (DESIGN.md): 0 success port fired, 1 error port fired, 2 usage error. */
+export const EXIT = { OK: 0, ERROR: 1, USAGE: 2 } as const;
+
+export class UsageError extends Error {
+  override name = "UsageError";
+}
+
+/** `--input` is JSON text, `@path` to a file, or `-` for standard input. */
+export async function readInput(spec: string): Promise<unknown> {
+  let text: string;
+  let from: string;
+  if (spec === "-") {
+    text = await readStdin();
+    from = "standard input";
+  } else if (spec.startsWith("@")) {
+    from = spec.slice(1);
+    try {
+      text = await readFile(from, "utf8");
+    } catch (err) {
+      throw new UsageError(`Cannot read --input file ${from}: ${(err as Error).message}`);
+    }
+  } else {
+    text = spec;
+    from = "--input";
+  }
+  try {
+    return parseJson(text);
+  } catch (err) {
+    throw new UsageError(`The input from ${from} is not valid JSON: ${(err as Error).message}`);
+  }
+}
+
+async function readStdin(): Promise<string> {
+  const chunks: Buffer[] = [];
+  for await (const chunk of process.stdin) chunks.push(chunk as Buffer);
+  return Buffer.concat(chunks).toString("utf8");
+}
+
+/** Writes to stdout, waiting when the pipe is full so memory stays flat. */
+export async function write(text: string): Promise<void> {
+  if (!process.stdout.write(text)) await new Promise<void>((resolve) => process.stdout.once("drain", () => resolve()));
+}
+
+export async function printJson(value: unknown): Promise<void> {
+  await write(`${stringifyJson(value, 2)}\n`);
+}

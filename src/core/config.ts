@@ -1,0 +1,140 @@
+/**
+ * Configuration from the environment (DESIGN.md, Configuration). `loadConfig` takes any env-like record, so a
+ * library user or a test builds a config without touching `process.env`.
+ */
+import { type Dispatcher, EnvHttpProxyAgent } from "undici";
+import { ChainmailError } from "./errors.js";
+
+export interface RetryPolicy {
+  /** Retries after the first attempt (0 = never retry). */
+  maxRetries: number;
+  /** First backoff step; doubles each retry, with full jitter. */
+  baseDelayMs: number;
+  /** No single wait is longer than this, Retry-After included. */
+  maxDelayMs: number;
+  /** Total time budget across all attempts and waits; no retry starts past it. */
+  budgetMs: number;
+}
+
+export interface UpstreamConfig {
+  baseUrl: string;
+  timeoutMs: number;
+  retry: RetryPolicy;
+}
+
+export interface Config {
+  nftport: UpstreamConfig & { apiKey: string | undefined };
+  mailjet: UpstreamConfig & {
+    userId: string | undefined;
+    password: string | undefined;
+    /** Calls in flight at once when a batch is split. */
+    concurrency: number;
+  };
+  /** Where the three retrievers read from. */
+  nftSource: "nftport" | "index";
+  /** SQLite file of the own index (NFT_SOURCE=index). */
+  indexDb: string;
+  /** Where `email-send` delivers. */
+  emailTransport: "mailjet" | "smtp" | "outbox";
+  smtpUrl: string | undefined;
+  outboxDir: string;
+  /** Connection pool and proxy (HTTPS_PROXY / HTTP_PROXY / NO_PROXY) for every upstream call. */
+  dispatcher: Dispatcher;
+  /** The env record this config was read from, for settings owned by one source or transport. */
+  env: Readonly<Record<string, string | undefined>>;
+}
+
+type Env = Readonly<Record<string, string | undefined>>;
+
+function int(env: Env, name: string, fallback: number, min = 0): number {
+  const raw = env[name];
+  if (raw === undefined || raw === "") return fallback;
+  const value = Number(raw);
+  if (!Number.isInteger(value) || value < min) {
+    throw new ChainmailError(
+      "INVALID_INPUT",
+      `Setting ${name}=${JSON.stringify(raw)} is invalid: must be an integer >= ${min}.`,
+      {
+        details: { setting: name },
+      },
+    );
+  }
+  return value;
+}
+
+function oneOf<T extends string>(env: Env, name: string, values: readonly T[], fallback: T): T {
+  const raw = env[name];
+  if (raw === undefined || raw === "") return fallback;
+  if (!(values as readonly string[]).includes(raw)) {
+    throw new ChainmailError(
+      "INVALID_INPUT",
+      `Setting ${name}=${JSON.stringify(raw)} is invalid: must be one of ${values.join(", ")}.`,
+      {
+        details: { setting: name },
+      },
+    );
+  }
+  return raw as T;
+}
+
+function upstream(env: Env, prefix: string, baseUrl: string): UpstreamConfig {
+  const timeoutMs = int(env, `${prefix}_TIMEOUT_MS`, int(env, "CHAINMAIL_TIMEOUT_MS", 30_000, 1), 1);
+  return {
+    baseUrl: (env[`${prefix}_BASE_URL`] || baseUrl).replace(/\/+$/, ""),
+    timeoutMs,
+    retry: {
+      maxRetries: int(env, `${prefix}_MAX_RETRIES`, int(env, "CHAINMAIL_MAX_RETRIES", 4)),
+      baseDelayMs: int(env, "CHAINMAIL_RETRY_BASE_MS", 500),
+      maxDelayMs: int(env, "CHAINMAIL_RETRY_MAX_DELAY_MS", 20_000),
+      budgetMs: int(env, "CHAINMAIL_RETRY_BUDGET_MS", 120_000),
+    },
+  };
+}
+
+const dispatchers = new Map<string, Dispatcher>();
+
+/** One pooled agent per proxy setting, shared by every config that uses it. */
+function dispatcherFor(env: Env): Dispatcher {
+  const httpProxy = env.HTTP_PROXY ?? env.http_proxy;
+  const httpsProxy = env.HTTPS_PROXY ?? env.https_proxy;
+  const noProxy = env.NO_PROXY ?? env.no_proxy;
+  const key = JSON.stringify([httpProxy, httpsProxy, noProxy]);
+  let dispatcher = dispatchers.get(key);
+  if (!dispatcher) {
+    dispatcher = new EnvHttpProxyAgent({
+      ...(httpProxy ? { httpProxy } : {}),
+      ...(httpsProxy ? { httpsProxy } : {}),
+      ...(noProxy ? { noProxy } : {}),
+      connections: 64,
+    });
+    dispatchers.set(key, dispatcher);
+  }
+  return dispatcher;
+}
+
+export function loadConfig(env: Env = process.env): Config {
+  return {
+    nftport: { ...upstream(env, "NFTPORT", "https://api.nftport.xyz"), apiKey: env.NFTPORT_API_KEY || undefined },
+    mailjet: {
+      ...upstream(env, "MAILJET", "https://api.mailjet.com"),
+      userId: env.MAILJET_API_KEY || undefined,
+      password: env.MAILJET_SECRET_KEY || undefined,
+      concurrency: int(env, "MAILJET_CONCURRENCY", 4, 1),
+    },
+    nftSource: oneOf(env, "NFT_SOURCE", ["nftport", "index"] as const, "nftport"),
+    indexDb: env.INDEX_DB || "./data/index.sqlite",
+    emailTransport: oneOf(env, "EMAIL_TRANSPORT", ["mailjet", "smtp", "outbox"] as const, "mailjet"),
+    smtpUrl: env.SMTP_URL || undefined,
+    outboxDir: env.OUTBOX_DIR || "./data/outbox",
+    dispatcher: dispatcherFor(env),
+    env,
+  };
+}
+
+let processConfig: Config | undefined;
+
+/** The config of this process's environment, read once. */
+export function defaultConfig(): Config {
+  processConfig ??= loadConfig(process.env);
+  return processConfig;
+}

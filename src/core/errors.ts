@@ -1,0 +1,129 @@
+/**
+ * Every error chainmail reports, in one place. A code is stable: programs match on `details.code`, people read
+ * `error`. `httpStatus` is what the HTTP service answers when this code reaches the `error` port.
+ */
+export const ErrorCode = {
+  /** An input port failed validation; `details.violations` lists every problem. */
+  INVALID_INPUT: { code: "invalid_input", httpStatus: 400 },
+  /** A continuation string that this source did not issue, or issued for another query. */
+  INVALID_CONTINUATION: { code: "invalid_continuation", httpStatus: 400 },
+  /** The upstream refused the credentials (401/403). */
+  UPSTREAM_AUTH: { code: "upstream_auth", httpStatus: 502 },
+  /** The upstream rejected the request as malformed or invalid (400/422 at request level). */
+  UPSTREAM_REJECTED: { code: "upstream_rejected", httpStatus: 502 },
+  /** The upstream answered 404 for something other than an empty history. */
+  UPSTREAM_NOT_FOUND: { code: "upstream_not_found", httpStatus: 502 },
+  /** The upstream kept answering 429 after every allowed retry. */
+  UPSTREAM_RATE_LIMITED: { code: "upstream_rate_limited", httpStatus: 502 },
+  /** The upstream refused the request body as too large (413). */
+  UPSTREAM_TOO_LARGE: { code: "upstream_too_large", httpStatus: 502 },
+  /** The upstream failed (5xx) after every allowed retry. */
+  UPSTREAM_SERVER_ERROR: { code: "upstream_server_error", httpStatus: 502 },
+  /** The upstream answered something that is not the documented shape (HTML, empty, invalid JSON). */
+  UPSTREAM_BAD_RESPONSE: { code: "upstream_bad_response", httpStatus: 502 },
+  /** No connection could be made or kept (refused, reset, DNS, TLS). */
+  UPSTREAM_UNREACHABLE: { code: "upstream_unreachable", httpStatus: 502 },
+  /** No answer within the configured timeout. */
+  UPSTREAM_TIMEOUT: { code: "upstream_timeout", httpStatus: 504 },
+  /** Part of an email batch was sent and part was not; `details` says which chunks. */
+  PARTIAL_FAILURE: { code: "partial_failure", httpStatus: 502 },
+  /** A local store (index database, outbox) failed. */
+  STORAGE_ERROR: { code: "storage_error", httpStatus: 500 },
+  /** The request was cancelled by the caller (abort signal). */
+  ABORTED: { code: "aborted", httpStatus: 499 },
+  /** A bug in chainmail: the message says what happened. */
+  INTERNAL: { code: "internal", httpStatus: 500 },
+} as const;
+
+export type ErrorCodeName = keyof typeof ErrorCode;
+export type ErrorCodeValue = (typeof ErrorCode)[ErrorCodeName]["code"];
+
+const statusByCode: Record<string, number> = Object.fromEntries(
+  Object.values(ErrorCode).map((entry) => [entry.code, entry.httpStatus]),
+);
+
+/** The HTTP status the service answers for an error code (500 for unknown codes). */
+export function httpStatusOf(code: string | undefined): number {
+  return (code && statusByCode[code]) || 500;
+}
+
+/** The payload of every `error` port: `{ error, details }` (SPEC.md, Errors). */
+export interface ErrorPayload {
+  /** A sentence a person can act on: what failed and what to do about it. */
+  error: string;
+  /** For programs: always has `code`; other fields depend on it. */
+  details: ErrorDetails;
+}
+
+export interface ErrorDetails {
+  code: ErrorCodeValue;
+  [key: string]: unknown;
+}
+
+/** One violated rule of one input field. */
+export interface Violation {
+  /** Dotted path from the input object, e.g. `query.page_size` or `request.Messages[3].To[0].Email`. */
+  field: string;
+  /** The offending value (omitted when the field is missing; secrets are never echoed). */
+  value?: unknown;
+  /** The rule, e.g. `required`, `integer >= 1`, `one of: transfer, mint, burn`. */
+  rule: string;
+  /** The whole sentence: field, value and rule. */
+  message: string;
+}
+
+export interface ChainmailErrorOptions {
+  /** More context for people, appended to the message. */
+  hint?: string;
+  /** Machine-readable context merged into `details`. */
+  details?: Record<string, unknown>;
+  cause?: unknown;
+}
+
+/**
+ * The one error class. `shortMessage` says what failed; `hint` what to do; `details` is for programs.
+ * Built viem-style so `message` is complete on its own and `toPayload()` gives the `error` port shape.
+ */
+export class ChainmailError extends Error {
+  override name = "ChainmailError";
+  readonly code: ErrorCodeValue;
+  readonly shortMessage: string;
+  readonly hint: string | undefined;
+  readonly details: Record<string, unknown>;
+
+  constructor(kind: ErrorCodeName, shortMessage: string, options: ChainmailErrorOptions = {}) {
+    const message = options.hint ? `${shortMessage} ${options.hint}` : shortMessage;
+    super(message, options.cause === undefined ? undefined : { cause: options.cause });
+    this.code = ErrorCode[kind].code;
+    this.shortMessage = shortMessage;
+    this.hint = options.hint;
+    this.details = options.details ?? {};
+  }
+
+  toPayload(): ErrorPayload {
+    return { error: this.message, details: { code: this.code, ...this.details } };
+  }
+}
+
+/** Builds the `invalid_input` payload listing every violation at once. */
+export function invalidInput(violations: Violation[]): ErrorPayload {
+  const list = violations.map((v) => v.message).join("; ");
+  const noun = violations.length === 1 ? "problem" : "problems";
+  return {
+    error: `Invalid input (${violations.length} ${noun}): ${list}`,
+    details: { code: ErrorCode.INVALID_INPUT.code, violations },
+  };
+}
+
+/** Turns anything thrown into an error payload without leaking a stack to the caller. */
+export function toErrorPayload(err: unknown): ErrorPayload {
+  if (err instanceof ChainmailError) return err.toPayload();
+  if (err instanceof Error && err.name === "AbortError") {
+    return { error: "The operation was cancelled.", details: { code: ErrorCode.ABORTED.code } };
+  }
+  const message = err instanceof Error ? err.message : String(err);
+  return {
+    error: `Internal error in chainmail: ${message}. Please report it.`,
+    details: { code: ErrorCode.INTERNAL.code },
+  };
+}

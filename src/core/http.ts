@@ -1,0 +1,228 @@
+/**
+ * The one HTTP client every upstream transport uses: a timeout on every attempt, bounded retries with jittered
+ * exponential backoff that honour `Retry-After`, proxy support through the injected dispatcher, and secrets
+ * scrubbed from everything it reports.
+ *
+ * Upstream HTTP errors are not thrown: any status comes back as a `response` for the transport to interpret
+ * (openapi-fetch style). Only "no usable answer" (timeout, connection failure) comes back as an `error`.
+ * Which outcomes may be retried is the caller's decision (`shouldRetry`): reads retry freely, a send only
+ * when the request cannot have been delivered.
+ */
+import { setTimeout as sleep } from "node:timers/promises";
+import { type Dispatcher, request } from "undici";
+import type { RawResponse } from "../schemas/common.js";
+import type { RetryPolicy } from "./config.js";
+import { ChainmailError } from "./errors.js";
+
+export interface HttpCall {
+  /** Upstream name for messages, logs and metrics, e.g. `NFTPort`. */
+  upstream: string;
+  method: "GET" | "POST";
+  url: string;
+  headers?: Record<string, string>;
+  body?: string;
+  timeoutMs: number;
+  retry: RetryPolicy;
+  /** Which outcomes may be retried. */
+  shouldRetry: (outcome: AttemptOutcome) => boolean;
+  /** Values that must never appear in a response, an error or a log (api keys, passwords). */
+  secrets?: string[];
+  dispatcher: Dispatcher;
+  signal?: AbortSignal | undefined;
+  /** Observes each attempt (metrics, logs). */
+  onAttempt?: ((event: AttemptEvent) => void) | undefined;
+}
+
+/** What one attempt produced, as seen by the retry decision. */
+export type AttemptOutcome =
+  | { kind: "response"; status: number; headers: Record<string, string | string[] | undefined> }
+  /** `requestSent: false` only when the connection never opened, so the upstream cannot have seen the request. */
+  | { kind: "network"; code: string; requestSent: boolean }
+  | { kind: "timeout" };
+
+export interface AttemptEvent {
+  upstream: string;
+  attempt: number;
+  outcome: AttemptOutcome;
+  durationMs: number;
+  /** Milliseconds until the next attempt, when there will be one. */
+  retryInMs: number | undefined;
+}
+
+export type HttpResult =
+  | { response: RawResponse; attempts: number; error?: undefined }
+  | { error: ChainmailError; attempts: number; response?: undefined };
+
+/** Connection errors raised before any byte of the request left this process. */
+const NOT_SENT_CODES = new Set([
+  "ECONNREFUSED",
+  "ENOTFOUND",
+  "EAI_AGAIN",
+  "UND_ERR_CONNECT_TIMEOUT",
+  "EHOSTUNREACH",
+  "ENETUNREACH",
+]);
+
+/** Idempotent reads: retry 429, 5xx, timeouts and any network failure. */
+export const retryReads = (outcome: AttemptOutcome): boolean =>
+  outcome.kind !== "response" || outcome.status === 429 || outcome.status >= 500;
+
+/** Sends: retry only what cannot have been delivered: a 429, or a connection that never opened. */
+export const retryUndelivered = (outcome: AttemptOutcome): boolean =>
+  (outcome.kind === "response" && outcome.status === 429) || (outcome.kind === "network" && !outcome.requestSent);
+
+export async function httpRequest(call: HttpCall): Promise<HttpResult> {
+  const started = Date.now();
+  const { retry } = call;
+  for (let attempt = 1; ; attempt++) {
+    const attemptStart = Date.now();
+    const result = await attemptOnce(call);
+    const outcome = result.outcome;
+    let retryInMs: number | undefined;
+    if (attempt <= retry.maxRetries && call.shouldRetry(outcome) && !call.signal?.aborted) {
+      const wait = backoff(attempt, retry, outcome);
+      const elapsed = Date.now() - started;
+      if (wait !== undefined && elapsed + wait <= retry.budgetMs) retryInMs = wait;
+    }
+    call.onAttempt?.({ upstream: call.upstream, attempt, outcome, durationMs: Date.now() - attemptStart, retryInMs });
+    if (retryInMs === undefined) {
+      return result.response
+        ? { response: result.response, attempts: attempt }
+        : { error: withAttempts(result.error!, attempt), attempts: attempt };
+    }
+    try {
+      await sleep(retryInMs, undefined, call.signal ? { signal: call.signal } : undefined);
+    } catch {
+      return { error: aborted(call), attempts: attempt };
+    }
+  }
+}
+
+type AttemptResult =
+  | { outcome: AttemptOutcome; response: RawResponse; error?: undefined }
+  | { outcome: AttemptOutcome; error: ChainmailError; response?: undefined };
+
+async function attemptOnce(call: HttpCall): Promise<AttemptResult> {
+  const timeout = AbortSignal.timeout(call.timeoutMs);
+  const signal = call.signal ? AbortSignal.any([call.signal, timeout]) : timeout;
+  try {
+    const res = await request(call.url, {
+      method: call.method,
+      headers: call.headers,
+      body: call.body,
+      dispatcher: call.dispatcher,
+      signal,
+      // The overall timeout is the signal; these only stop undici's own longer defaults from interfering.
+      headersTimeout: call.timeoutMs + 1_000,
+      bodyTimeout: call.timeoutMs + 1_000,
+    });
+    const body = await res.body.text();
+    const response: RawResponse = {
+      status: res.statusCode,
+      headers: scrubHeaders(res.headers, call.secrets),
+      body: scrub(body, call.secrets),
+    };
+    return { outcome: { kind: "response", status: res.statusCode, headers: res.headers }, response };
+  } catch (err) {
+    if (call.signal?.aborted)
+      return { outcome: { kind: "network", code: "ABORTED", requestSent: true }, error: aborted(call) };
+    if (timeout.aborted) {
+      return {
+        outcome: { kind: "timeout" },
+        error: new ChainmailError("UPSTREAM_TIMEOUT", `${call.upstream} did not answer within ${call.timeoutMs} ms.`, {
+          hint: "It may be slow or overloaded; try again later or raise the timeout setting.",
+          details: { upstream: call.upstream, timeout_ms: call.timeoutMs },
+        }),
+      };
+    }
+    const code = errorCode(err);
+    const requestSent = !NOT_SENT_CODES.has(code);
+    const reason = scrub(err instanceof Error ? err.message : String(err), call.secrets);
+    return {
+      outcome: { kind: "network", code, requestSent },
+      error: new ChainmailError(
+        "UPSTREAM_UNREACHABLE",
+        `Could not reach ${call.upstream} at ${originOf(call.url)}: ${code} (${reason}).`,
+        {
+          hint: requestSent
+            ? "The connection broke after the request was sent."
+            : "Check the base URL setting, the network and any proxy settings.",
+          details: { upstream: call.upstream, network_code: code, request_sent: requestSent },
+        },
+      ),
+    };
+  }
+}
+
+/** Milliseconds before the next attempt, or undefined when the upstream asked for longer than allowed. */
+export function backoff(attempt: number, policy: RetryPolicy, outcome: AttemptOutcome): number | undefined {
+  if (outcome.kind === "response") {
+    const hinted = retryAfterMs(outcome.headers["retry-after"]);
+    if (hinted !== undefined) return hinted <= policy.maxDelayMs ? hinted : undefined;
+  }
+  const ceiling = Math.min(policy.maxDelayMs, policy.baseDelayMs * 2 ** (attempt - 1));
+  // Full jitter, with a floor so that retries never hammer the upstream back to back.
+  return Math.round(ceiling / 2 + Math.random() * (ceiling / 2));
+}
+
+/** `Retry-After` as delay-seconds or an HTTP date, in milliseconds from now. */
+export function retryAfterMs(header: string | string[] | undefined, now = Date.now()): number | undefined {
+  const value = Array.isArray(header) ? header[0] : header;
+  if (!value) return undefined;
+  if (/^\s*\d+\s*$/.test(value)) return Number(value) * 1000;
+  const date = Date.parse(value);
+  return Number.isNaN(date) ? undefined : Math.max(0, date - now);
+}
+
+function withAttempts(error: ChainmailError, attempts: number): ChainmailError {
+  error.details.attempts = attempts;
+  return error;
+}
+
+function aborted(call: HttpCall): ChainmailError {
+  return new ChainmailError("ABORTED", `The call to ${call.upstream} was cancelled.`, {
+    details: { upstream: call.upstream },
+  });
+}
+
+function errorCode(err: unknown): string {
+  let current: unknown = err;
+  // undici wraps the socket error; the useful code is often on the cause.
+  for (let depth = 0; current && depth < 4; depth++) {
+    const code = (current as { code?: unknown }).code;
+    if (typeof code === "string" && code !== "UND_ERR_SOCKET") return code;
+    if (typeof code === "string" && !(current as { cause?: unknown }).cause) return code;
+    current = (current as { cause?: unknown }).cause;
+  }
+  return (err as { code?: string })?.code ?? "UNKNOWN";
+}
+
+function originOf(url: string): string {
+  try {
+    return new URL(url).origin;
+  } catch {
+    return "(invalid URL)";
+  }
+}
+
+/** Replaces every secret in `text` with `[REDACTED]`. */
+export function scrub(text: string, secrets: readonly string[] | undefined): string {
+  if (!secrets) return text;
+  let out = text;
+  for (const secret of secrets) {
+    if (secret && secret.length >= 4 && out.includes(secret)) out = out.split(secret).join("[REDACTED]");
+  }
+  return out;
+}
+
+function scrubHeaders(
+  headers: Record<string, string | string[] | undefined>,
+  secrets: readonly string[] | undefined,
+): Record<string, unknown> {
+  const out: Record<string, unknown> = {};
+  for (const [name, value] of Object.entries(headers)) {
+    if (value === undefined) continue;
+    out[name] = Array.isArray(value) ? value.map((v) => scrub(v, secrets)) : scrub(value, secrets);
+  }
+  return out;
+}

@@ -1,0 +1,57 @@
+/**
+ * Exact JSON: integers beyond 2^53 (token ids, ERC-1155 quantities, Mailjet MessageIDs) keep every digit.
+ *
+ * In memory such an integer is a `bigint`; every other number stays a `number`. On the wire it is a bare JSON
+ * integer again. Plain `JSON.parse` would round 10000000000000000000001 to 1e22, so `parseJson` takes a slow,
+ * lossless path whenever the text holds an integer literal long enough to be unsafe.
+ */
+import { isInteger, parse as parseLossless } from "lossless-json";
+
+/** A JSON integer as chainmail holds it: a number when it is safe, a bigint beyond 2^53. */
+export type ExactInteger = number | bigint;
+
+// A number token starts right after `:`, `[` or `,`; 16 or more digits may exceed 2^53.
+const LONG_INTEGER = /[:[,]\s*-?\d{16,}(?![\d.eE])/;
+
+function parseNumber(text: string): number | bigint {
+  if (isInteger(text)) {
+    const value = Number(text);
+    return Number.isSafeInteger(value) ? value : BigInt(text);
+  }
+  return Number(text);
+}
+
+/** Parses JSON, turning unsafe integers into bigints. Throws `SyntaxError` like `JSON.parse`. */
+export function parseJson(text: string): unknown {
+  if (!LONG_INTEGER.test(text)) return JSON.parse(text);
+  return parseLossless(text, null, parseNumber);
+}
+
+const BIGINT_MARK = "\u0000bigint:";
+const MARKED = /"\\u0000bigint:(-?\d+)"/g;
+
+/** Serialises like `JSON.stringify`, writing bigints as bare JSON integers. */
+export function stringifyJson(value: unknown, indent?: number): string {
+  let sawBigint = false;
+  const text = JSON.stringify(
+    value,
+    (_key, v) => {
+      if (typeof v !== "bigint") return v;
+      sawBigint = true;
+      return BIGINT_MARK + v.toString();
+    },
+    indent,
+  );
+  return sawBigint ? text.replace(MARKED, "$1") : text;
+}
+
+/** Turns a safe integer-valued number or a digit string into an exact integer, when it is one. */
+export function toExactInteger(value: unknown): ExactInteger | undefined {
+  if (typeof value === "bigint") return value;
+  if (typeof value === "number") return Number.isInteger(value) ? value : undefined;
+  if (typeof value === "string" && /^-?\d+$/.test(value)) {
+    const n = Number(value);
+    return Number.isSafeInteger(n) ? n : BigInt(value);
+  }
+  return undefined;
+}

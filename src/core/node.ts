@@ -1,0 +1,140 @@
+/**
+ * The node contract. A node is one plain object: id, version group, input and output port schemas, and `run`.
+ * `runNode` validates every input port (all violations at once), calls `run`, and routes the outcome to the
+ * node's output ports. It never throws for bad input or an upstream failure: those reach `error`.
+ */
+import type { Static, TProperties, TSchema } from "@sinclair/typebox";
+import { type Config, defaultConfig } from "./config.js";
+import type { ErrorPayload, Violation } from "./errors.js";
+import { invalidInput, toErrorPayload } from "./errors.js";
+import type { AttemptEvent } from "./http.js";
+import { validatePort, withDefaults } from "./validate.js";
+
+/** Minimal structured logger (pino-compatible). Secrets are never passed to it. */
+export interface Logger {
+  debug(obj: object, msg?: string): void;
+  info(obj: object, msg?: string): void;
+  warn(obj: object, msg?: string): void;
+  error(obj: object, msg?: string): void;
+}
+
+/** What a node's run gets besides its inputs. */
+export interface RunContext {
+  config: Config;
+  signal?: AbortSignal | undefined;
+  logger?: Logger | undefined;
+  /** Called after every upstream HTTP attempt (metrics, progress). */
+  onUpstreamAttempt?: ((event: AttemptEvent & { node: string }) => void) | undefined;
+}
+
+export type PortValues<P extends TProperties> = { [K in keyof P]: Static<P[K]> };
+/** The output object: keyed by the ports that fired. */
+export type NodeOutput<P extends TProperties> = Partial<PortValues<P>>;
+
+export interface NodeDefinition<I extends TProperties = TProperties, O extends TProperties = TProperties> {
+  /** Stable id (DESIGN.md), e.g. `nft-transactions-by-token`. */
+  id: string;
+  /** Version group from SPEC.md: `v0` for the retrievers, `v3.1` for the email sender. */
+  version: string;
+  title: string;
+  description: string;
+  inputs: I;
+  outputs: O;
+  /** The output port that means success (`data` or `messages sent`). */
+  successPort: keyof O & string;
+  /** Fills inputs from configuration before validation (operator-provided credentials). */
+  prepare?: (input: Record<string, unknown>, ctx: RunContext) => Record<string, unknown>;
+  /** Rules across fields that a schema cannot say (e.g. from_block <= to_block). */
+  check?: (input: PortValues<I>) => Violation[];
+  run(input: PortValues<I>, ctx: RunContext): Promise<NodeOutput<O>>;
+}
+
+/** Identity function that types a node definition. */
+export function defineNode<I extends TProperties, O extends TProperties>(
+  node: NodeDefinition<I, O>,
+): NodeDefinition<I, O> {
+  return node;
+}
+
+export type AnyNode = NodeDefinition<any, any>;
+
+/** Output of a node whose error port is the SPEC.md `{error, details}` shape. */
+export interface GenericOutput {
+  [port: string]: unknown;
+  error?: ErrorPayload;
+}
+
+/**
+ * Runs a node on one input object (keyed by input port). Always resolves; failures are on `error`.
+ * Without a context, the process environment's configuration is used.
+ */
+export async function runNode<I extends TProperties, O extends TProperties>(
+  node: NodeDefinition<I, O>,
+  input: unknown,
+  ctx: Partial<RunContext> = {},
+): Promise<NodeOutput<O> & { error?: ErrorPayload }> {
+  const context: RunContext = { ...ctx, config: ctx.config ?? defaultConfig() };
+  try {
+    const prepared = prepareInput(node, input, context);
+    if ("violations" in prepared) return { error: invalidInput(prepared.violations) } as NodeOutput<O>;
+    return await node.run(prepared.values, context);
+  } catch (err) {
+    return { error: toErrorPayload(err) } as NodeOutput<O>;
+  }
+}
+
+/** Validates an input object against a node's ports; returns the values with defaults, or every violation. */
+export function prepareInput<I extends TProperties>(
+  node: NodeDefinition<I, TProperties>,
+  input: unknown,
+  ctx: RunContext,
+): { values: PortValues<I> } | { violations: Violation[] } {
+  if (input === null || typeof input !== "object" || Array.isArray(input)) {
+    return {
+      violations: [
+        {
+          field: "(input)",
+          rule: "an object keyed by input port",
+          message: `The input must be an object keyed by input port (${Object.keys(node.inputs).join(", ")})`,
+        },
+      ],
+    };
+  }
+  const raw = node.prepare
+    ? node.prepare({ ...(input as Record<string, unknown>) }, ctx)
+    : (input as Record<string, unknown>);
+  const violations: Violation[] = [];
+  const values: Record<string, unknown> = {};
+  for (const [port, schema] of Object.entries(node.inputs) as [string, TSchema][]) {
+    const value = withDefaults(schema, raw[port] ?? {});
+    values[port] = value;
+    violations.push(...validatePort(port, schema, value));
+  }
+  for (const port of Object.keys(raw)) {
+    if (!(port in node.inputs)) {
+      violations.push({
+        field: port,
+        rule: `input ports: ${Object.keys(node.inputs).join(", ")}`,
+        message: `${port} is not an input port of ${node.id} (ports: ${Object.keys(node.inputs).join(", ")})`,
+      });
+    }
+  }
+  // Cross-field rules run too, so every violation is reported at once; they guard their own types.
+  if (node.check) violations.push(...node.check(values as PortValues<I>));
+  return violations.length ? { violations } : { values: values as PortValues<I> };
+}
+
+/** The JSON Schema form of a node: what `chainmail nodes` and `GET /nodes` print. */
+export function describeNode(node: AnyNode) {
+  const ports = (props: TProperties) =>
+    Object.fromEntries(Object.entries(props).map(([name, schema]) => [name, JSON.parse(JSON.stringify(schema))]));
+  return {
+    id: node.id,
+    version: node.version,
+    title: node.title,
+    description: node.description,
+    inputs: ports(node.inputs),
+    outputs: ports(node.outputs),
+    successPort: node.successPort,
+  };
+}

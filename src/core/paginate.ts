@@ -1,0 +1,113 @@
+/**
+ * Every page of a retriever node. Pages are fetched one at a time and handed on, so memory stays flat however
+ * many pages there are. Paging stops on a missing, empty or repeated continuation or an empty page, and never
+ * overshoots `limit`: the last request asks only for the records still wanted, so the continuation it returns
+ * resumes exactly after the last record handed out.
+ */
+import { ChainmailError, type ErrorPayload } from "./errors.js";
+import { type AnyNode, type RunContext, runNode } from "./node.js";
+
+/** NFTPort's largest page; used when a limit needs a page size and the input gave none. */
+export const MAX_PAGE_SIZE = 50;
+
+export interface PaginateOptions {
+  /** Stop after exactly this many records. */
+  limit?: number | undefined;
+  /** Called after each page (progress). */
+  onPage?: ((page: PageInfo) => void) | undefined;
+}
+
+export interface PageInfo {
+  page: number;
+  records: number;
+  total: number;
+  continuation: string;
+}
+
+export interface Page<R = unknown> {
+  transactions: R[];
+  /** Resumes right after the last record of this page; `""` when there is nothing more. */
+  continuation: string;
+  response: unknown;
+}
+
+/** Thrown by the iterators when a page fails; `payload` is the node's error output. */
+export class PageError extends ChainmailError {
+  constructor(
+    readonly payload: ErrorPayload,
+    readonly response: unknown,
+    /** The continuation of the last page that succeeded: resume from here. */
+    readonly resumeFrom: string | undefined,
+  ) {
+    super("INTERNAL", payload.error, { details: payload.details });
+    (this as { code: string }).code = payload.details.code;
+  }
+}
+
+type Input = { query?: Record<string, unknown>; [port: string]: unknown };
+
+/** Yields each page of a retriever node's results. */
+export async function* pages<R = unknown>(
+  node: AnyNode,
+  input: Input,
+  options: PaginateOptions = {},
+  ctx: Partial<RunContext> = {},
+): AsyncGenerator<Page<R>> {
+  const { limit } = options;
+  if (limit !== undefined && (!Number.isInteger(limit) || limit < 0)) {
+    throw new ChainmailError("INVALID_INPUT", `limit = ${limit} is invalid: must be an integer >= 0.`, {
+      details: { violations: [{ field: "limit", value: limit, rule: "an integer >= 0" }] },
+    });
+  }
+  const seen = new Set<string>();
+  const query = { ...(input.query ?? {}) };
+  let continuation = typeof query.continuation === "string" ? query.continuation : undefined;
+  let total = 0;
+  for (let page = 1; ; page++) {
+    if (limit !== undefined && total >= limit) return;
+    const wanted = limit === undefined ? undefined : limit - total;
+    const pageSize = typeof query.page_size === "number" ? query.page_size : undefined;
+    const size = wanted === undefined ? pageSize : Math.min(pageSize ?? MAX_PAGE_SIZE, wanted);
+    const pageQuery = { ...query, continuation, page_size: size };
+    if (continuation === undefined) delete pageQuery.continuation;
+    if (size === undefined) delete pageQuery.page_size;
+    const output = (await runNode(node, { ...input, query: pageQuery }, ctx)) as {
+      data?: { transactions: R[]; continuation: string };
+      response?: unknown;
+      error?: ErrorPayload;
+    };
+    if (!output.data) {
+      const error = output.error ?? {
+        error: "The node returned neither data nor error.",
+        details: { code: "internal" as const },
+      };
+      throw new PageError(error, output.response, continuation);
+    }
+    let { transactions } = output.data;
+    let next = output.data.continuation;
+    if (wanted !== undefined && transactions.length > wanted) {
+      // The upstream sent more than asked: hand out what was wanted. Its continuation would skip the rest.
+      transactions = transactions.slice(0, wanted);
+      next = "";
+    }
+    total += transactions.length;
+    const repeated = next !== "" && seen.has(next);
+    if (next) seen.add(next);
+    if (continuation) seen.add(continuation);
+    const done = !next || repeated || transactions.length === 0 || next === continuation;
+    options.onPage?.({ page, records: transactions.length, total, continuation: done ? "" : next });
+    yield { transactions, continuation: done ? "" : next, response: output.response };
+    if (done) return;
+    continuation = next;
+  }
+}
+
+/** Yields every record across pages, up to `limit`. */
+export async function* records<R = unknown>(
+  node: AnyNode,
+  input: Input,
+  options: PaginateOptions = {},
+  ctx: Partial<RunContext> = {},
+): AsyncGenerator<R> {
+  for await (const page of pages<R>(node, input, options, ctx)) yield* page.transactions;
+}

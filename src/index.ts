@@ -1,0 +1,37 @@
+/**
+ * chainmail as a library: `import { nodes, runNode } from "chainmail"`.
+ *
+ * Every node is a plain object; `runNode(node, input)` validates, runs and resolves to the output object keyed
+ * by the ports that fired. `pages`/`records` walk every page of a retriever.
+ */
+export { type Config, loadConfig, type RetryPolicy } from "./core/config.js";
+export {
+  ChainmailError,
+  ErrorCode,
+  type ErrorPayload,
+  httpStatusOf,
+  type Violation,
+} from "./core/errors.js";
+export { type ExactInteger, parseJson, stringifyJson } from "./core/json.js";
+export {
+  type AnyNode,
+  defineNode,
+  describeNode,
+  type Logger,
+  type NodeDefinition,
+  type NodeOutput,
+  type RunContext,
+  runNode,
+} from "./core/node.js";
+export { MAX_PAGE_SIZE, type Page, PageError, type PaginateOptions, pages, records } from "./core/paginate.js";
+export * from "./nodes/index.js";
+export type { RawResponse } from "./schemas/common.js";
+export type { EmailMessage, EmailParams, EmailRequest, MessageResult, MessagesSent } from "./schemas/email.js";
+export type {
+  ByContractQuery,
+  ByTokenQuery,
+  NftParams,
+  OnChainQuery,
+  RetrieverResult,
+  TransactionRecord,
+} from "./schemas/transactions.js";

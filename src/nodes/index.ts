@@ -1,0 +1,18 @@
+/** The node registry: every node chainmail offers, by id. */
+import type { AnyNode } from "../core/node.js";
+import { nftTransactionsByContract } from "./nft-transactions-by-contract.js";
+import { nftTransactionsByToken } from "./nft-transactions-by-token.js";
+import { nftTransactionsOnChain } from "./nft-transactions-on-chain.js";
+
+export { nftTransactionsByContract, nftTransactionsByToken, nftTransactionsOnChain };
+
+export const nodes: Readonly<Record<string, AnyNode>> = Object.freeze({
+  [nftTransactionsByContract.id]: nftTransactionsByContract,
+  [nftTransactionsOnChain.id]: nftTransactionsOnChain,
+  [nftTransactionsByToken.id]: nftTransactionsByToken,
+});
+
+/** The node with this id, or undefined. */
+export function getNode(id: string): AnyNode | undefined {
+  return Object.hasOwn(nodes, id) ? nodes[id] : undefined;
+}

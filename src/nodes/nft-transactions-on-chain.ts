@@ -1,0 +1,28 @@
+import { defineNode } from "../core/node.js";
+import { OnChainQuery } from "../schemas/transactions.js";
+import { fromSource, retrieverInputs, retrieverOutputs, withApiKeyDefault } from "./retriever.js";
+
+/** SPEC.md operation 2: transactions of the whole chain, oldest first, optionally within a block range. */
+export const nftTransactionsOnChain = defineNode({
+  id: "nft-transactions-on-chain",
+  version: "v0",
+  title: "All chain NFT transactions retriever",
+  description:
+    "Transfers, mints, burns and sales of every NFT on Ethereum, oldest first, optionally limited to a block range, one page at a time.",
+  inputs: retrieverInputs(OnChainQuery),
+  outputs: retrieverOutputs,
+  successPort: "data",
+  prepare: withApiKeyDefault,
+  check: ({ query }) =>
+    typeof query.from_block === "number" && typeof query.to_block === "number" && query.from_block > query.to_block
+      ? [
+          {
+            field: "query.from_block",
+            value: query.from_block,
+            rule: "<= query.to_block",
+            message: `query.from_block = ${query.from_block} is invalid: must be <= query.to_block (${query.to_block})`,
+          },
+        ]
+      : [],
+  run: ({ query, params }, ctx) => fromSource(ctx, (source) => source.transactionsOnChain(query, params, ctx)),
+});

@@ -1,0 +1,117 @@
+/**
+ * SPEC.md's email tables (operation 4) as TypeBox schemas. Messages and the request keep unknown fields:
+ * the Mailjet Send API v3.1 knows more than SPEC.md lists (Globals, ReplyTo, Priority, …) and they are forwarded.
+ */
+import { type Static, Type } from "@sinclair/typebox";
+import { ExactInteger } from "./common.js";
+
+const open = { additionalProperties: true } as const;
+
+export const EmailAddress = Type.Object(
+  {
+    Email: Type.String({ minLength: 1, description: "An email address" }),
+    Name: Type.Optional(Type.String()),
+  },
+  { ...open, title: "Address" },
+);
+
+const Base64 = Type.String({ minLength: 1, description: "Base64-encoded content" });
+
+export const Attachment = Type.Object(
+  { ContentType: Type.String({ minLength: 1 }), Filename: Type.String({ minLength: 1 }), Base64Content: Base64 },
+  { ...open, title: "Attachment" },
+);
+
+export const InlinedAttachment = Type.Object(
+  {
+    ContentType: Type.String({ minLength: 1 }),
+    Filename: Type.String({ minLength: 1 }),
+    ContentID: Type.Optional(Type.String({ description: "Referenced from HTML as cid:<ContentID>" })),
+    Base64Content: Base64,
+  },
+  { ...open, title: "Inlined attachment" },
+);
+
+export const EmailMessage = Type.Object(
+  {
+    From: EmailAddress,
+    To: Type.Array(EmailAddress, { minItems: 1 }),
+    Cc: Type.Optional(Type.Array(EmailAddress)),
+    Bcc: Type.Optional(Type.Array(EmailAddress)),
+    Subject: Type.Optional(Type.String()),
+    TextPart: Type.Optional(Type.String()),
+    HTMLPart: Type.Optional(Type.String()),
+    Attachments: Type.Optional(Type.Array(Attachment)),
+    InlinedAttachments: Type.Optional(Type.Array(InlinedAttachment)),
+    Variables: Type.Optional(Type.Record(Type.String(), Type.Any())),
+    TemplateLanguage: Type.Optional(Type.Literal(true, { description: "Only the literal true is allowed" })),
+    TemplateID: Type.Optional(Type.Integer({ minimum: 1 })),
+    Headers: Type.Optional(Type.Record(Type.String(), Type.String())),
+    CustomID: Type.Optional(Type.String()),
+    EventPayload: Type.Optional(Type.String()),
+    CustomCampaign: Type.Optional(Type.String()),
+    DeduplicateCampaign: Type.Optional(Type.Boolean()),
+    URLTags: Type.Optional(Type.String()),
+  },
+  { ...open, $id: "EmailMessage", title: "Message" },
+);
+export type EmailMessage = Static<typeof EmailMessage>;
+
+export const EmailRequest = Type.Object(
+  {
+    Messages: Type.Array(EmailMessage, { minItems: 1, description: "Any number: larger batches are split" }),
+    SandboxMode: Type.Optional(Type.Literal(true, { description: "Validate without delivering" })),
+  },
+  { ...open, title: "Request: a batch of messages" },
+);
+export type EmailRequest = Static<typeof EmailRequest>;
+
+export const EmailParams = Type.Object(
+  {
+    "user id": Type.String({ minLength: 1, description: "Mailjet API key (or SMTP user)" }),
+    password: Type.String({ minLength: 1, description: "Mailjet secret key (or SMTP password)", "x-secret": true }),
+  },
+  { additionalProperties: false, title: "Params: mail provider credentials" },
+);
+export type EmailParams = Static<typeof EmailParams>;
+
+export const RecipientResult = Type.Object(
+  {
+    Email: Type.String(),
+    MessageUUID: Type.String({ description: "Empty in SandboxMode" }),
+    MessageID: ExactInteger({ description: "Beyond 2^53 in real data: kept exact. 0 in SandboxMode" }),
+    MessageHref: Type.String(),
+  },
+  { ...open, title: "Recipient result" },
+);
+
+export const ErrorEntry = Type.Object(
+  {
+    ErrorIdentifier: Type.String(),
+    ErrorCode: Type.String(),
+    StatusCode: Type.Number(),
+    ErrorMessage: Type.String(),
+    ErrorRelatedTo: Type.Array(Type.String()),
+  },
+  { ...open, title: "Error entry" },
+);
+export type ErrorEntry = Static<typeof ErrorEntry>;
+
+export const MessageResult = Type.Object(
+  {
+    Status: Type.Union([Type.Literal("success"), Type.Literal("error")]),
+    To: Type.Optional(Type.Array(RecipientResult)),
+    Cc: Type.Optional(Type.Array(RecipientResult)),
+    Bcc: Type.Optional(Type.Array(RecipientResult)),
+    Errors: Type.Optional(Type.Array(ErrorEntry)),
+  },
+  { ...open, title: "Message result" },
+);
+export type MessageResult = Static<typeof MessageResult>;
+
+/** Port `messages sent`: one result per input message, in input order. */
+export const MessagesSent = Type.Object(
+  { Messages: Type.Array(MessageResult) },
+  { ...open, $id: "MessagesSent", title: "Messages sent" },
+);
+export type MessagesSent = Static<typeof MessagesSent>;

@@ -1,0 +1,209 @@
+/**
+ * SPEC.md's transaction payload tables as TypeBox schemas: one source for the TypeScript types, runtime
+ * validation of inputs and the JSON Schema that `chainmail nodes`, `GET /nodes` and `/openapi.json` print.
+ *
+ * Record schemas describe what SPEC.md promises and admit what the real upstream sends beyond it (extra fields,
+ * token ids as strings, quantities beyond 2^53): records are passed through unchanged, never trimmed.
+ */
+import { type Static, Type } from "@sinclair/typebox";
+import { Address, Chain, ExactInteger } from "./common.js";
+
+const open = { additionalProperties: true } as const;
+
+const TokenIdNumber = Type.Union([ExactInteger(), Type.String({ pattern: "^[0-9]+$" })], {
+  description: "SPEC.md: a number. NFTPort sends a decimal string (uint256, up to 78 digits); passed through as sent",
+});
+const Quantity = ExactInteger({
+  description: "SPEC.md: always 1. Real ERC-1155 rows carry larger quantities, beyond 2^53 (kept exact)",
+});
+const BlockNumber = Type.Integer({ minimum: 0 });
+const TransactionDate = Type.String({ description: "UTC, `YYYY-MM-DDTHH:MM:SS` in real data (no zone suffix)" });
+const Marketplace = Type.String({
+  description: "SPEC.md: marketplace_a | marketplace_b. NFTPort: opensea, rarible, cryptopunks, looksrare, x2y2",
+});
+
+export const NftObject = Type.Object(
+  {
+    contract_type: Type.String({ description: "ERC721 | ERC1155 (NFTPort also sends ERC721_lazy, ERC1155_lazy)" }),
+    contract_address: Type.String(),
+    token_id: Type.String({ description: "Decimal string" }),
+    metadata_url: Type.Optional(Type.Union([Type.String(), Type.Null()])),
+    creators: Type.Optional(
+      Type.Array(Type.Object({ account_address: Type.String(), creator_share: Type.Number() }, open)),
+    ),
+    royalties: Type.Optional(
+      Type.Array(Type.Object({ account_address: Type.String(), royalty_share: Type.Number() }, open)),
+    ),
+    signatures: Type.Optional(Type.Array(Type.String())),
+    total: Type.Optional(ExactInteger()),
+  },
+  { ...open, $id: "NftObject", title: "NFT object" },
+);
+export type NftObject = Static<typeof NftObject>;
+
+export const PriceObject = Type.Object(
+  {
+    asset_type: Type.String({ description: "ETH | ERC20" }),
+    contract_address: Type.Optional(Type.String({ description: "The ERC-20 token, for asset_type ERC20" })),
+    price: Type.Number({ description: "In whole units of the asset (not wei). Absent on real cancel_list rows" }),
+    price_usd: Type.Union([Type.Number(), Type.Null()], {
+      description: "USD value at the time of the sale. Absent on real cancel_list rows",
+    }),
+  },
+  { ...open, $id: "PriceObject", title: "Price object" },
+);
+export type PriceObject = Static<typeof PriceObject>;
+
+const onChainFields = {
+  transaction_hash: Type.String(),
+  block_hash: Type.String(),
+  block_number: BlockNumber,
+  transaction_date: TransactionDate,
+};
+
+export const TransferRecord = Type.Object(
+  {
+    type: Type.Union([Type.Literal("transfer"), Type.Literal("mint"), Type.Literal("burn")]),
+    owner_address: Type.Optional(Type.String()),
+    transfer_from: Type.Optional(Type.String()),
+    transfer_to: Type.Optional(Type.String()),
+    contract_address: Type.String(),
+    token_id: TokenIdNumber,
+    quantity: Quantity,
+    ...onChainFields,
+  },
+  { ...open, $id: "TransferRecord", title: "Shape A: transfer, mint or burn" },
+);
+
+export const SaleRecord = Type.Object(
+  {
+    type: Type.Literal("sale"),
+    buyer_address: Type.Optional(Type.String()),
+    seller_address: Type.String(),
+    nft: NftObject,
+    quantity: Quantity,
+    price_details: PriceObject,
+    ...onChainFields,
+    marketplace: Marketplace,
+  },
+  { ...open, $id: "SaleRecord", title: "Shape B: sale" },
+);
+
+const orderBookFields = {
+  nft: NftObject,
+  quantity: Type.Optional(Quantity),
+  price_details: PriceObject,
+  transaction_hash: Type.Optional(Type.String()),
+  block_hash: Type.Optional(Type.String()),
+  block_number: Type.Optional(BlockNumber),
+  transaction_date: TransactionDate,
+  marketplace: Type.Optional(Marketplace),
+};
+
+export const BidRecord = Type.Object(
+  {
+    type: Type.Union([Type.Literal("bid"), Type.Literal("cancel_bid")]),
+    bidder_address: Type.String(),
+    ...orderBookFields,
+  },
+  { ...open, $id: "BidRecord", title: "Shape C: bid or cancelled bid" },
+);
+
+export const ListingRecord = Type.Object(
+  {
+    type: Type.Union([Type.Literal("list"), Type.Literal("cancel_list")]),
+    lister_address: Type.String(),
+    ...orderBookFields,
+  },
+  { ...open, $id: "ListingRecord", title: "Shape D: listing or cancelled listing" },
+);
+
+export const TransactionRecord = Type.Union([TransferRecord, SaleRecord, BidRecord, ListingRecord], {
+  title: "Transaction record",
+  description: "One of four shapes, told apart by `type`",
+});
+export type TransactionRecord = Static<typeof TransactionRecord>;
+
+/** Port `data` of the three retrievers. */
+export const RetrieverResult = Type.Object(
+  {
+    response: Type.Literal("OK"),
+    transactions: Type.Array(TransactionRecord),
+    continuation: Type.String({
+      description: "Pass it back to get the next page. Empty string: there is no next page",
+    }),
+  },
+  { $id: "RetrieverResult", title: "Retriever result" },
+);
+export type RetrieverResult = Static<typeof RetrieverResult>;
+
+// ---- inputs ----
+
+const typeFilter = <T extends string>(values: readonly T[]) =>
+  Type.Array(Type.Union(values.map((v) => Type.Literal(v))), {
+    default: ["all"],
+    description: `Transaction kinds to return: ${values.join(", ")}. Default ["all"]`,
+  });
+
+export const BY_CONTRACT_TYPES = ["transfer", "mint", "burn", "bid", "list", "sale", "all"] as const;
+export const ON_CHAIN_TYPES = ["transfer", "mint", "burn", "sale", "all"] as const;
+export const BY_TOKEN_TYPES = ["transfer", "mint", "burn", "sale", "all"] as const;
+
+const paging = {
+  continuation: Type.Optional(
+    Type.String({ description: "The `continuation` of the previous page; omit for the first page" }),
+  ),
+  page_size: Type.Optional(
+    Type.Integer({ minimum: 1, description: "Records per page (NFTPort accepts 1 to 50; its default is 50)" }),
+  ),
+};
+const strict = { additionalProperties: false } as const;
+
+export const ByContractQuery = Type.Object(
+  {
+    contract_address: Address("The NFT contract"),
+    ...paging,
+    type: Type.Optional(typeFilter(BY_CONTRACT_TYPES)),
+  },
+  { ...strict, title: "Query: transactions by contract" },
+);
+export type ByContractQuery = Static<typeof ByContractQuery>;
+
+export const OnChainQuery = Type.Object(
+  {
+    ...paging,
+    type: Type.Optional(typeFilter(ON_CHAIN_TYPES)),
+    from_block: Type.Optional(Type.Integer({ minimum: 0, description: "First block (inclusive)" })),
+    to_block: Type.Optional(Type.Integer({ minimum: 0, description: "Last block (inclusive), >= from_block" })),
+  },
+  { ...strict, title: "Query: transactions on the whole chain" },
+);
+export type OnChainQuery = Static<typeof OnChainQuery>;
+
+export const ByTokenQuery = Type.Object(
+  {
+    contract_address: Address("The NFT contract"),
+    token_id: Type.String({
+      pattern: "^[0-9]{1,78}$",
+      description: "Decimal token id (uint256), as a string",
+      "x-rule": "a decimal integer string (uint256)",
+    }),
+    ...paging,
+    type: Type.Optional(typeFilter(BY_TOKEN_TYPES)),
+  },
+  { ...strict, title: "Query: transactions of one token" },
+);
+export type ByTokenQuery = Static<typeof ByTokenQuery>;
+
+export const NftParams = Type.Object(
+  {
+    api_key: Type.String({
+      minLength: 1,
+      description: "NFTPort API key. May be omitted when the operator configured NFTPORT_API_KEY or NFT_SOURCE=index",
+      "x-secret": true,
+    }),
+    chain: Type.Optional(Chain),
+  },
+  { ...strict, title: "Params: NFTPort credentials and chain" },
+);
+export type NftParams = Static<typeof NftParams>;

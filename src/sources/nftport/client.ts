@@ -1,0 +1,255 @@
+/**
+ * NFTPort API v0 transport for the three transaction endpoints (../shared/reference/nftport-v0.md).
+ *
+ * - `Authorization: <api_key>`, the raw key, no scheme.
+ * - Several `type` values go as repeated keys: `?type=sale&type=transfer`.
+ * - Success bodies pass through record for record; integers beyond 2^53 stay exact.
+ * - A 404 `not_found` means "no transactions match" (NFTPort's answer for an empty history): reported as an
+ *   empty page on `data`, with the raw 404 kept in `response`.
+ */
+import { ChainmailError } from "../../core/errors.js";
+import { httpRequest, retryReads } from "../../core/http.js";
+import { parseJson } from "../../core/json.js";
+import type { RunContext } from "../../core/node.js";
+import type { RawResponse } from "../../schemas/common.js";
+import type { NftParams, RetrieverResult } from "../../schemas/transactions.js";
+import type { NftSource, RetrieverOutcome } from "../types.js";
+
+const UPSTREAM = "NFTPort";
+
+type QueryValue = string | number | readonly string[] | undefined;
+
+/** GETs one page from an NFTPort path and interprets the answer. */
+export async function getTransactionsPage(
+  path: string,
+  query: Record<string, QueryValue>,
+  params: NftParams,
+  ctx: RunContext,
+  node: string,
+): Promise<RetrieverOutcome> {
+  const { nftport } = ctx.config;
+  const apiKey = params.api_key;
+  const url = new URL(nftport.baseUrl + path);
+  url.searchParams.set("chain", params.chain ?? "ethereum");
+  for (const [name, value] of Object.entries(query)) {
+    if (value === undefined) continue;
+    if (Array.isArray(value)) for (const item of value) url.searchParams.append(name, item);
+    else url.searchParams.set(name, String(value));
+  }
+  const result = await httpRequest({
+    upstream: UPSTREAM,
+    method: "GET",
+    url: url.toString(),
+    headers: { authorization: apiKey, accept: "application/json" },
+    timeoutMs: nftport.timeoutMs,
+    retry: nftport.retry,
+    shouldRetry: retryReads,
+    secrets: [apiKey],
+    dispatcher: ctx.config.dispatcher,
+    signal: ctx.signal,
+    onAttempt: ctx.onUpstreamAttempt && ((event) => ctx.onUpstreamAttempt?.({ ...event, node })),
+  });
+  if (result.error) return { error: result.error.toPayload() };
+  return interpret(result.response, result.attempts);
+}
+
+interface NokEnvelope {
+  response?: string;
+  error?: { status_code?: number; code?: string; message?: string };
+}
+
+/** Turns an NFTPort answer into `data` or `error`. */
+export function interpret(response: RawResponse, attempts: number): RetrieverOutcome {
+  let body: unknown;
+  let parseError: string | undefined;
+  try {
+    body = response.body === "" ? undefined : parseJson(response.body);
+  } catch (err) {
+    parseError = (err as Error).message;
+  }
+  const status = response.status;
+
+  if (status >= 200 && status < 300) {
+    const ok = body as { response?: unknown; transactions?: unknown; continuation?: unknown } | undefined;
+    if (ok && typeof ok === "object" && ok.response === "OK" && Array.isArray(ok.transactions)) {
+      const data: RetrieverResult = {
+        response: "OK",
+        transactions: ok.transactions as RetrieverResult["transactions"],
+        continuation: typeof ok.continuation === "string" ? ok.continuation : "",
+      };
+      return { data, response };
+    }
+    return fail(response, badResponse(response, parseError, attempts));
+  }
+
+  const envelope = (body && typeof body === "object" ? body : {}) as NokEnvelope;
+  const upstreamCode = envelope.error?.code;
+  const upstreamMessage = envelope.error?.message;
+  const details = {
+    upstream: UPSTREAM,
+    status,
+    ...(upstreamCode ? { upstream_code: upstreamCode } : {}),
+    ...(upstreamMessage ? { upstream_message: upstreamMessage } : {}),
+    attempts,
+  };
+  const said = upstreamCode ? ` (${status} ${upstreamCode}: ${upstreamMessage ?? "no message"})` : ` (HTTP ${status})`;
+
+  if (status === 404 && upstreamCode === "not_found") {
+    // NFTPort's way of saying "no transactions match": an empty history, not a failure.
+    return { data: { response: "OK", transactions: [], continuation: "" }, response };
+  }
+  if (!upstreamCode && status !== 429) {
+    // Not NFTPort's JSON error envelope: a proxy page, an empty body, a wrong base URL.
+    if (status >= 500) {
+      return fail(
+        response,
+        new ChainmailError("UPSTREAM_SERVER_ERROR", `NFTPort failed${said} after ${attempts} attempt(s).`, {
+          hint: "The service is having trouble; try again later.",
+          details,
+        }),
+      );
+    }
+    return fail(response, badResponse(response, parseError, attempts));
+  }
+  if (status === 401 || status === 403) {
+    const hint =
+      upstreamCode === "authorization_missing" || upstreamCode === "invalid_api_key"
+        ? "Check params.api_key: NFTPort expects the key itself (a UUID), without any prefix."
+        : upstreamCode === "account_suspended"
+          ? "The NFTPort account is suspended; contact NFTPort."
+          : "Check params.api_key: NFTPort does not know this key.";
+    return fail(
+      response,
+      new ChainmailError("UPSTREAM_AUTH", `NFTPort refused the API key${said}.`, {
+        hint,
+        details: { ...details, field: "params.api_key" },
+      }),
+    );
+  }
+  if (status === 429) {
+    const retryAfter = response.headers["retry-after"];
+    return fail(
+      response,
+      new ChainmailError(
+        "UPSTREAM_RATE_LIMITED",
+        `NFTPort rate limit hit${said}; gave up after ${attempts} attempt(s).`,
+        {
+          hint: "Slow down, raise NFTPORT_MAX_RETRIES / CHAINMAIL_RETRY_BUDGET_MS, or upgrade the NFTPort plan.",
+          details: { ...details, ...(retryAfter ? { retry_after: retryAfter } : {}) },
+        },
+      ),
+    );
+  }
+  if (status >= 500) {
+    return fail(
+      response,
+      new ChainmailError("UPSTREAM_SERVER_ERROR", `NFTPort failed${said} after ${attempts} attempt(s).`, {
+        hint: "The service is having trouble; try again later.",
+        details,
+      }),
+    );
+  }
+  if (upstreamCode === "invalid_continuation_string") {
+    return fail(
+      response,
+      new ChainmailError("INVALID_CONTINUATION", `NFTPort does not accept this continuation${said}.`, {
+        hint: "Pass query.continuation exactly as a previous page of the same query returned it.",
+        details: { ...details, field: "query.continuation" },
+      }),
+    );
+  }
+  if (status === 404) {
+    return fail(
+      response,
+      new ChainmailError("UPSTREAM_NOT_FOUND", `NFTPort has no such resource${said}.`, {
+        hint: "Check the contract address and token id.",
+        details,
+      }),
+    );
+  }
+  return fail(
+    response,
+    new ChainmailError("UPSTREAM_REJECTED", `NFTPort rejected the request${said}.`, {
+      hint: fieldHint(upstreamCode),
+      details,
+    }),
+  );
+}
+
+function fieldHint(code: string | undefined): string {
+  switch (code) {
+    case "invalid_address":
+      return "Check query.contract_address: it must be a valid EVM address.";
+    case "chain_not_supported":
+      return "Check params.chain.";
+    case "invalid_enumeration":
+      return "Check query.type: a value is not one NFTPort allows here.";
+    case "value_error":
+    case "invalid_type":
+      return "Check query.page_size (NFTPort accepts 1 to 50) and the other query fields.";
+    default:
+      return "Check the query fields against the message above.";
+  }
+}
+
+function badResponse(response: RawResponse, parseError: string | undefined, attempts: number): ChainmailError {
+  const type = String(response.headers["content-type"] ?? "no content type");
+  const what =
+    response.body === ""
+      ? "an empty body"
+      : parseError
+        ? `a body that is not JSON (${type}: ${JSON.stringify(response.body.slice(0, 60))})`
+        : "JSON that is not a transactions page";
+  return new ChainmailError("UPSTREAM_BAD_RESPONSE", `NFTPort answered HTTP ${response.status} with ${what}.`, {
+    hint: "Check NFTPORT_BASE_URL and any proxy in between; the raw answer is on the response port.",
+    details: {
+      upstream: UPSTREAM,
+      status: response.status,
+      content_type: type,
+      attempts,
+      ...(parseError ? { parse_error: parseError } : {}),
+    },
+  });
+}
+
+function fail(response: RawResponse, error: ChainmailError): RetrieverOutcome {
+  return { error: error.toPayload(), response };
+}
+
+const enc = encodeURIComponent;
+
+/** The NFTPort source for the three retrievers. */
+export const nftportSource: NftSource = {
+  name: UPSTREAM,
+  needsApiKey: true,
+  transactionsByContract: (query, params, ctx) =>
+    getTransactionsPage(
+      `/v0/transactions/nfts/${enc(query.contract_address)}`,
+      { type: query.type, page_size: query.page_size, continuation: query.continuation },
+      params,
+      ctx,
+      "nft-transactions-by-contract",
+    ),
+  transactionsOnChain: (query, params, ctx) =>
+    getTransactionsPage(
+      "/v0/transactions",
+      {
+        type: query.type,
+        page_size: query.page_size,
+        continuation: query.continuation,
+        from_block: query.from_block,
+        to_block: query.to_block,
+      },
+      params,
+      ctx,
+      "nft-transactions-on-chain",
+    ),
+  transactionsByToken: (query, params, ctx) =>
+    getTransactionsPage(
+      `/v0/transactions/nfts/${enc(query.contract_address)}/${enc(query.token_id)}`,
+      { type: query.type, page_size: query.page_size, continuation: query.continuation },
+      params,
+      ctx,
+      "nft-transactions-by-token",
+    ),
+};

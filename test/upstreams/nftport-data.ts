@@ -1,0 +1,149 @@
+/**
+ * Test data for the local NFTPort server: deterministic synthetic records of every shape (including token ids
+ * and ERC-1155 quantities beyond 2^53) plus the real upstream records saved in test/fixtures/nftport/.
+ */
+import { readdirSync, readFileSync } from "node:fs";
+import { join } from "node:path";
+import { parseJson } from "../../src/core/json.js";
+import type { Dataset, Rec } from "./nftport.js";
+
+export const CONTRACT_721 = "0x1111111111111111111111111111111111111111";
+export const CONTRACT_1155 = "0x2222222222222222222222222222222222222222";
+export const EMPTY_CONTRACT = "0x3333333333333333333333333333333333333333";
+/** A token id beyond 2^53, as the upstream sends it (a decimal string). */
+export const HUGE_TOKEN = "79400006447981872162108805936960249632419041130515543620398493819452073705492";
+/** An ERC-1155 quantity beyond 2^53, as a bare JSON integer. */
+export const HUGE_QUANTITY = 10000000000000000000000n;
+
+const hex = (n: number, width: number) => n.toString(16).padStart(width, "0");
+const addr = (n: number) => `0x${hex(n, 40)}`;
+const hash = (n: number) => `0x${hex(n, 64)}`;
+const date = (block: number) => new Date(Date.UTC(2023, 0, 1) + block * 12_000).toISOString().slice(0, 19);
+
+/** `count` records for one contract over consecutive blocks, cycling through every record shape. */
+export function syntheticRecords(contract: string, count: number, firstBlock = 16_000_000, erc1155 = false): Rec[] {
+  const out: Rec[] = [];
+  for (let i = 0; i < count; i++) {
+    const block = firstBlock + i;
+    const tokenId = erc1155 && i % 5 === 0 ? HUGE_TOKEN : String(i % 7);
+    const onChain = {
+      transaction_hash: hash(block * 10 + 1),
+      block_hash: hash(block * 10 + 2),
+      block_number: block,
+      transaction_date: date(block),
+    };
+    const nft = { contract_type: erc1155 ? "ERC1155" : "ERC721", contract_address: contract, token_id: tokenId };
+    switch (i % 6) {
+      case 0:
+        out.push({
+          type: "mint",
+          owner_address: addr(i + 1),
+          contract_address: contract,
+          token_id: tokenId,
+          quantity: erc1155 ? HUGE_QUANTITY : 1,
+          ...onChain,
+        });
+        break;
+      case 1:
+        out.push({
+          type: "transfer",
+          transfer_from: addr(i),
+          transfer_to: addr(i + 1),
+          contract_address: contract,
+          token_id: tokenId,
+          quantity: 1,
+          ...onChain,
+        });
+        break;
+      case 2:
+        out.push({
+          type: "sale",
+          buyer_address: addr(i + 2),
+          seller_address: addr(i + 1),
+          nft,
+          quantity: erc1155 ? HUGE_QUANTITY : 1,
+          price_details: { asset_type: "ETH", price: 0.25 + i / 100, price_usd: 400.123456789 + i },
+          ...onChain,
+          marketplace: i % 12 === 2 ? "opensea" : "x2y2",
+        });
+        break;
+      case 3:
+        out.push({
+          type: "list",
+          lister_address: addr(i + 3),
+          nft,
+          quantity: 1,
+          price_details: {
+            asset_type: "ERC20",
+            contract_address: "0xc02aaa39b223fe8d0a0e5c4f27ead9083c756cc2",
+            price: 1.5,
+            price_usd: 2500.5,
+          },
+          transaction_date: date(block),
+          marketplace: "opensea",
+        });
+        break;
+      case 4:
+        out.push({
+          type: "bid",
+          bidder_address: addr(i + 4),
+          nft,
+          price_details: { asset_type: "ETH", price: 0.1, price_usd: 160.2 },
+          transaction_date: date(block),
+          marketplace: "looksrare",
+        });
+        break;
+      default:
+        out.push({
+          type: "burn",
+          owner_address: addr(i),
+          contract_address: contract,
+          token_id: tokenId,
+          quantity: 1,
+          ...onChain,
+        });
+    }
+  }
+  return out;
+}
+
+/** Every record of the saved real responses in test/fixtures/nftport, with the contract it belongs to. */
+export function realRecords(): Rec[] {
+  const dir = join(import.meta.dirname, "..", "fixtures", "nftport");
+  const out: Rec[] = [];
+  const seen = new Set<string>();
+  for (const file of readdirSync(dir)
+    .filter((f) => f.endsWith(".json"))
+    .sort()) {
+    const body = parseJson(readFileSync(join(dir, file), "utf8")) as { transactions?: Rec[] };
+    for (const r of body.transactions ?? []) {
+      const key = JSON.stringify([
+        r.transaction_hash,
+        r.type,
+        (r.nft as { token_id?: string })?.token_id ?? r.token_id,
+        r.transaction_date,
+      ]);
+      if (seen.has(key)) continue;
+      seen.add(key);
+      out.push(r);
+    }
+  }
+  return out;
+}
+
+/** Synthetic contracts plus the real records, grouped by contract. */
+export function standardDataset(perContract = 130): Dataset {
+  const byContract = new Map<string, Rec[]>();
+  byContract.set(CONTRACT_721, syntheticRecords(CONTRACT_721, perContract, 16_000_000));
+  byContract.set(CONTRACT_1155, syntheticRecords(CONTRACT_1155, perContract, 16_000_500, true));
+  byContract.set(EMPTY_CONTRACT, []);
+  for (const r of realRecords()) {
+    const contract = String(
+      (r.nft as { contract_address?: string })?.contract_address ?? r.contract_address,
+    ).toLowerCase();
+    const list = byContract.get(contract) ?? [];
+    list.push(r);
+    byContract.set(contract, list);
+  }
+  return { byContract };
+}

@@ -1,0 +1,250 @@
+/**
+ * A local NFTPort-compatible server on loopback, faithful to ../shared/reference/nftport-v0.md:
+ * paths, raw-key auth (401 authorization_missing / invalid_api_key, 403 invalid_credentials), `chain` and `type`
+ * validation (422 NOK envelopes), repeated `type` keys, page_size 1..50 (default 50), opaque continuations
+ * (`<epoch ms>_<24 hex>` per contract/token, base64 of `<epoch s>_<24 hex>` chain-wide) present only on full
+ * pages, newest-first ordering per contract/token and oldest-first chain-wide, 404 not_found for an empty
+ * token history, 429 without a `response` key. Faults (429 with/without Retry-After, 5xx, HTML, empty or broken
+ * bodies, slow answers, dropped connections) are queued by tests with `fault()`.
+ */
+import { createServer, type IncomingMessage, type Server, type ServerResponse } from "node:http";
+import type { AddressInfo } from "node:net";
+import { parseJson, stringifyJson } from "../../src/core/json.js";
+
+export const VALID_KEY = "3f2b8c1e-6a4d-4e8f-9b7a-1c2d3e4f5a6b";
+export const SUSPENDED_KEY = "00000000-0000-4000-8000-00000000dead";
+const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
+const ADDRESS = /^0x[0-9a-fA-F]{40}$/;
+const FILTER_TYPES = ["transfer", "mint", "burn", "sale", "list", "all"];
+const BY_CONTRACT_FILTER_TYPES = [...FILTER_TYPES, "bid"];
+
+export type Rec = Record<string, unknown> & { type: string; block_number?: number; transaction_date: string };
+
+export interface Fault {
+  status?: number;
+  body?: string;
+  headers?: Record<string, string>;
+  /** Wait this long before answering. */
+  delayMs?: number;
+  /** Close the socket without answering. */
+  destroy?: boolean;
+}
+
+export interface RequestLog {
+  method: string;
+  path: string;
+  query: URLSearchParams;
+  authorization: string | undefined;
+  headers: IncomingMessage["headers"];
+}
+
+export interface NftportServer {
+  url: string;
+  server: Server;
+  requests: RequestLog[];
+  /** Queues faults: each next request gets the next fault instead of a normal answer. */
+  fault(...faults: Fault[]): void;
+  close(): Promise<void>;
+}
+
+export interface Dataset {
+  /** Records per lower-case contract address (any order; the server sorts). */
+  byContract: Map<string, Rec[]>;
+}
+
+/** The sort key of a record: block number, then a stable tiebreaker. */
+function recordKey(r: Rec): [number, string] {
+  return [
+    r.block_number ?? Date.parse(`${r.transaction_date}Z`) / 1000,
+    String(r.transaction_hash ?? "") + String(r.__seq ?? ""),
+  ];
+}
+
+function tokenOf(r: Rec): string {
+  const nft = r.nft as { token_id?: string } | undefined;
+  return String(nft?.token_id ?? r.token_id);
+}
+
+function contractOf(r: Rec): string {
+  const nft = r.nft as { contract_address?: string } | undefined;
+  return String(nft?.contract_address ?? r.contract_address).toLowerCase();
+}
+
+/** NFTPort filter semantics: `all` is no filter; `list` also returns `cancel_list`, `bid` `cancel_bid`. */
+function matches(r: Rec, types: string[]): boolean {
+  if (types.length === 0 || types.includes("all")) return true;
+  return types.some((t) => r.type === t || r.type === `cancel_${t}`);
+}
+
+export async function startNftport(dataset: Dataset): Promise<NftportServer> {
+  const faults: Fault[] = [];
+  const requests: RequestLog[] = [];
+  // Stable, server-side cursors: continuation string -> position after which the next page starts.
+  const cursors = new Map<string, { scope: string; index: number }>();
+  let cursorSeq = 0;
+
+  const all: Rec[] = [];
+  let seq = 0;
+  for (const [contract, recs] of dataset.byContract) {
+    for (const r of recs) {
+      Object.defineProperty(r, "__seq", { value: seq++, enumerable: false });
+      if (contractOf(r) !== contract) throw new Error(`fixture record under ${contract} belongs to ${contractOf(r)}`);
+      all.push(r);
+    }
+  }
+  const ascending = (a: Rec, b: Rec) => {
+    const [ka, ta] = recordKey(a);
+    const [kb, tb] = recordKey(b);
+    return ka - kb || (ta < tb ? -1 : ta > tb ? 1 : 0);
+  };
+  all.sort(ascending);
+
+  const send = (res: ServerResponse, status: number, body: unknown, headers: Record<string, string> = {}) => {
+    const text = typeof body === "string" ? body : stringifyJson(body);
+    res.writeHead(status, { "content-type": "application/json", ...headers });
+    res.end(text);
+  };
+  const nok = (res: ServerResponse, status: number, code: string, message: string) =>
+    send(res, status, { response: "NOK", error: { status_code: status, code, message } });
+
+  const handle = async (req: IncomingMessage, res: ServerResponse) => {
+    const url = new URL(req.url ?? "/", "http://localhost");
+    requests.push({
+      method: req.method ?? "GET",
+      path: url.pathname,
+      query: url.searchParams,
+      authorization: req.headers.authorization,
+      headers: req.headers,
+    });
+    const fault = faults.shift();
+    if (fault) {
+      if (fault.delayMs) await new Promise((r) => setTimeout(r, fault.delayMs));
+      if (fault.destroy) {
+        req.socket.destroy();
+        return;
+      }
+      if (fault.status !== undefined) {
+        res.writeHead(fault.status, { "content-type": "application/json", ...fault.headers });
+        res.end(fault.body ?? "");
+        return;
+      }
+    }
+
+    if (req.method !== "GET") return nok(res, 405, "method_not_allowed", "Method Not Allowed");
+    const auth = req.headers.authorization;
+    if (!auth) return nok(res, 401, "authorization_missing", "Authorization header is missing.");
+    if (!UUID.test(auth)) return nok(res, 401, "invalid_api_key", "API key is not valid.");
+    if (auth === SUSPENDED_KEY) return nok(res, 403, "account_suspended", "Your account is suspended.");
+    if (auth !== VALID_KEY) return nok(res, 403, "invalid_credentials", "Invalid credentials.");
+
+    const q = url.searchParams;
+    if (q.has("page_number")) return nok(res, 422, "page_number_not_supported", "Use continuation instead.");
+    const chain = q.get("chain") ?? "ethereum";
+    if (!["ethereum", "polygon"].includes(chain)) {
+      return nok(
+        res,
+        422,
+        "invalid_enumeration",
+        "value is not a valid enumeration member; permitted: 'ethereum', 'polygon'",
+      );
+    }
+    const pageSizeRaw = q.get("page_size");
+    const pageSize = pageSizeRaw === null ? 50 : Number(pageSizeRaw);
+    if (!Number.isInteger(pageSize)) return nok(res, 422, "invalid_type", "page_size: value is not a valid integer");
+    if (pageSize < 1 || pageSize > 50)
+      return nok(res, 422, "value_error", "page_size: ensure this value is between 1 and 50");
+
+    const parts = url.pathname.split("/").filter(Boolean); // v0 transactions nfts <contract> <token>
+    if (parts[0] !== "v0" || parts[1] !== "transactions") return nok(res, 404, "not_found", "Not Found");
+    const chainWide = parts.length === 2;
+    const allowed = chainWide ? FILTER_TYPES : parts.length === 4 ? BY_CONTRACT_FILTER_TYPES : FILTER_TYPES;
+    const types = q.getAll("type");
+    const badType = types.find((t) => !allowed.includes(t));
+    if (badType !== undefined) {
+      return nok(
+        res,
+        422,
+        "invalid_enumeration",
+        `type: value is not a valid enumeration member; permitted: ${allowed.map((t) => `'${t}'`).join(", ")}`,
+      );
+    }
+
+    let rows: Rec[];
+    let newestFirst: boolean;
+    let scope: string;
+    if (chainWide) {
+      const from = q.get("from_block");
+      const to = q.get("to_block");
+      rows = all.filter(
+        (r) =>
+          r.block_number !== undefined &&
+          (from === null || r.block_number >= Number(from)) &&
+          (to === null || r.block_number <= Number(to)),
+      );
+      newestFirst = false;
+      scope = `chain|${from}|${to}`;
+    } else {
+      if (parts[2] !== "nfts" || parts.length > 5) return nok(res, 404, "not_found", "Not Found");
+      const contract = decodeURIComponent(parts[3] ?? "");
+      if (!ADDRESS.test(contract)) return nok(res, 422, "invalid_address", "Invalid contract address.");
+      const token = parts[4] === undefined ? undefined : decodeURIComponent(parts[4]);
+      rows = (dataset.byContract.get(contract.toLowerCase()) ?? []).slice().sort(ascending).reverse();
+      if (token !== undefined) rows = rows.filter((r) => tokenOf(r) === token);
+      newestFirst = true;
+      scope = `${contract.toLowerCase()}|${token}`;
+    }
+    rows = rows.filter((r) => matches(r, types));
+    scope += `|${types.slice().sort().join(",")}`;
+
+    let start = 0;
+    const continuation = q.get("continuation");
+    if (continuation !== null) {
+      const cursor = cursors.get(continuation);
+      if (!cursor || cursor.scope !== scope) {
+        return nok(res, 422, "invalid_continuation_string", "Invalid continuation string.");
+      }
+      start = cursor.index;
+    }
+    const page = rows.slice(start, start + pageSize);
+    if (page.length === 0 && parts.length === 5 && start === 0) {
+      return nok(res, 404, "not_found", "The requested transactions was not found in our database.");
+    }
+    const body: Record<string, unknown> = { response: "OK", transactions: page };
+    if (page.length === pageSize) {
+      // Like the real API: a continuation only on a full page, derived from the last row's time.
+      const last = page[page.length - 1]!;
+      const id = (++cursorSeq).toString(16).padStart(24, "0");
+      const epochS = Math.floor(Date.parse(`${last.transaction_date}Z`) / 1000);
+      const token = chainWide ? Buffer.from(`${epochS}_${id}`).toString("base64") : `${epochS * 1000}_${id}`;
+      cursors.set(token, { scope, index: start + page.length });
+      body.continuation = token;
+    }
+    void newestFirst;
+    send(res, 200, body);
+  };
+
+  const server = createServer((req, res) => {
+    handle(req, res).catch((err) => {
+      res.writeHead(500);
+      res.end(String(err));
+    });
+  });
+  await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve));
+  const { port } = server.address() as AddressInfo;
+  return {
+    url: `http://127.0.0.1:${port}`,
+    server,
+    requests,
+    fault: (...f) => faults.push(...f),
+    close: () =>
+      new Promise<void>((resolve) => {
+        server.closeAllConnections();
+        server.close(() => resolve());
+      }),
+  };
+}
+
+/** Reads a JSON fixture exactly (integers beyond 2^53 kept). */
+export function exactFixture(text: string): unknown {
+  return parseJson(text);
+}

@@ -1,0 +1,12 @@
+import { defineConfig } from "vitest/config";
+
+/** Tests that need the machine's PostgreSQL or Redis (`npm run test:services`). */
+export default defineConfig({
+  test: {
+    include: ["test/services/**/*.test.ts"],
+    testTimeout: 60_000,
+    hookTimeout: 60_000,
+    pool: "forks",
+    passWithNoTests: true,
+  },
+});
