@@ -353,7 +353,7 @@ describe("email-send: failures, retries and never twice", () => {
     expect(out["messages sent"]).toBeUndefined();
     expect(out.response?.status).toBe(401);
     expect(chunkStatuses(out)).toEqual(["not_sent", "not_sent", "not_sent"]);
-    expect((out.error?.details.chunks as { error_code: string }[]).map((c) => c.error_code)).toEqual([
+    expect((out.error!.details.chunks as { error_code: string }[]).map((c) => c.error_code)).toEqual([
       "upstream_auth",
       "not_attempted",
       "not_attempted",
