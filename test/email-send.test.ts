@@ -3,6 +3,8 @@ import { stringifyJson } from "../src/core/json.js";
 import type { Logger } from "../src/core/node.js";
 import { runNode } from "../src/core/node.js";
 import { emailSend } from "../src/nodes/index.js";
+import { recipientCount, splitIntoChunks } from "../src/transports/mailjet/chunks.js";
+import { interpretSend } from "../src/transports/mailjet/client.js";
 import { testConfig } from "./helpers.js";
 import {
   API_KEY,
@@ -126,6 +128,38 @@ describe("email-send: sending", () => {
       expect(result.Bcc![0]!.Email).toBe(input.Bcc[0]!.Email);
     });
     for (const m of messages as { Cc: { Email: string }[] }[]) expect(mj.deliveredTo.get(m.Cc[0]!.Email)).toBe(1);
+  });
+
+  it("keeps at most MAILJET_CONCURRENCY calls in flight", async () => {
+    const before = mj.requests.length;
+    mj.takeMaxInFlight();
+    // Six calls, each answered after a pause, so that the workers overlap.
+    mj.fault(...Array.from({ length: 6 }, () => ({ delayMs: 60 })));
+    const out = await send({ Messages: batch(300) }, { MAILJET_CONCURRENCY: "2" });
+    expect(out.error).toBeUndefined();
+    expect(mj.requests.length - before).toBe(6);
+    expect(mj.takeMaxInFlight()).toBe(2);
+  });
+
+  it("counts Globals Cc/Bcc for every message and a repeated address once when splitting", () => {
+    const one = (to: string, extra: Msg = {}) => message(to, extra);
+    const messages = Array.from({ length: 30 }, (_, i) =>
+      one(`g${i}@example.org`, { Cc: [{ Email: `G${i}@example.org` }] }),
+    );
+    // Each message: 1 distinct recipient (To and Cc differ only in case) + 1 global Bcc = 2: 25 per call.
+    const chunks = splitIntoChunks(messages, { Bcc: [{ Email: "archive@example.org" }] });
+    expect(chunks).toEqual([
+      { index: 0, first: 0, last: 24 },
+      { index: 1, first: 25, last: 29 },
+    ]);
+    // 50 messages per call at most, even with no recipients counted.
+    expect(splitIntoChunks(Array.from({ length: 101 }, () => ({}))).map((c) => c.last - c.first + 1)).toEqual([
+      50, 50, 1,
+    ]);
+    // A message above the limit (rejected by the node's check) still gets a call of its own.
+    expect(
+      recipientCount(one("a@example.org", { Bcc: Array.from({ length: 60 }, (_, i) => ({ Email: `b${i}@x.org` })) })),
+    ).toBe(61);
   });
 
   it("forwards fields SPEC.md does not list, and the root fields to every call", async () => {
@@ -443,5 +477,37 @@ describe("email-send: failures, retries and never twice", () => {
     expect(out.error?.error).toContain("chunk 1 (messages 50-99)");
     expect(statuses(out)!.filter((s) => s === "success")).toHaveLength(100);
     expect(out.response?.status).toBe(413);
+  });
+});
+
+describe("email-send: reading Mailjet answers", () => {
+  const raw = (status: number, body: string) => ({ status, headers: {}, body });
+  const ok = (n: number) =>
+    JSON.stringify({ Messages: Array.from({ length: n }, () => ({ Status: "success", To: [], Cc: [], Bcc: [] })) });
+
+  it("treats answers without one result per message as delivery unknown, or not sent when nothing was processed", () => {
+    expect(interpretSend(raw(200, ok(2)), 2, 1).status).toBe("sent");
+    const short = interpretSend(raw(200, ok(1)), 2, 1);
+    expect(short.status).toBe("unknown");
+    expect(short.status !== "sent" && short.error.code).toBe("upstream_bad_response");
+    expect(interpretSend(raw(400, ok(1)), 2, 1).status).toBe("unknown");
+    expect(interpretSend(raw(200, "<html></html>"), 2, 1).status).toBe("unknown");
+    const legacy = interpretSend(
+      raw(400, '{"Errors":[{"ErrorCode":"mj-0003","ErrorMessage":"Missing mandatory property."}],"Messages":[]}'),
+      2,
+      1,
+    );
+    expect(legacy.status).toBe("not_sent");
+    const malformed = interpretSend(
+      raw(400, '{"ErrorIdentifier":"06df1144","ErrorCode":"mj-0002","ErrorMessage":"Malformed JSON","StatusCode":400}'),
+      2,
+      1,
+    );
+    expect(malformed.status !== "sent" && malformed.error.toPayload().details).toMatchObject({
+      code: "upstream_rejected",
+      upstream_code: "mj-0002",
+      upstream_identifier: "06df1144",
+    });
+    expect(interpretSend(raw(404, "Not Found"), 2, 1).status).toBe("not_sent");
   });
 });

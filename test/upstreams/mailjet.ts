@@ -67,6 +67,8 @@ export interface MailjetServer {
   fault(...faults: Fault[]): void;
   /** Faults queued but not used yet. */
   pendingFaults(): number;
+  /** Most requests handled at the same time since the last call (then reset). */
+  takeMaxInFlight(): number;
   close(): Promise<void>;
 }
 
@@ -232,6 +234,8 @@ export async function startMailjet(options: MailjetOptions = {}): Promise<Mailje
   const deliveries: Delivery[] = [];
   const deliveredTo = new Map<string, number>();
   let nextId = FIRST_MESSAGE_ID;
+  let inFlight = 0;
+  let maxInFlight = 0;
   const maxBody = options.maxBodyBytes ?? 15 * 1024 * 1024;
 
   const json = (res: ServerResponse, status: number, body: unknown) => {
@@ -334,6 +338,9 @@ export async function startMailjet(options: MailjetOptions = {}): Promise<Mailje
   };
 
   const handle = async (req: IncomingMessage, res: ServerResponse) => {
+    inFlight++;
+    maxInFlight = Math.max(maxInFlight, inFlight);
+    res.once("close", () => inFlight--);
     const chunks: Buffer[] = [];
     for await (const chunk of req) chunks.push(chunk as Buffer);
     const raw = Buffer.concat(chunks);
@@ -407,6 +414,11 @@ export async function startMailjet(options: MailjetOptions = {}): Promise<Mailje
     duplicates: () => [...deliveredTo].filter(([, n]) => n > 1).map(([email]) => email),
     fault: (...f) => faults.push(...f),
     pendingFaults: () => faults.length,
+    takeMaxInFlight: () => {
+      const max = maxInFlight;
+      maxInFlight = inFlight;
+      return max;
+    },
     close: () =>
       new Promise<void>((resolve) => {
         server.closeAllConnections();

@@ -79,6 +79,10 @@ export function interpretSend(response: RawResponse, expected: number, attempts:
     return fail("unknown", response, "UPSTREAM_BAD_RESPONSE", unexpected(response, expected, attempts));
   }
   if ((status === 400 || status === 403) && perMessage) return { status: "sent", results: messages, response };
+  if ((status === 400 || status === 403) && messages !== undefined && messages.length > 0) {
+    // Per-message results, but not one per message sent: some may have gone out.
+    return fail("unknown", response, "UPSTREAM_BAD_RESPONSE", unexpected(response, expected, attempts));
+  }
 
   // A flat request-level error: `{ErrorIdentifier, ErrorCode, StatusCode, ErrorMessage, ErrorRelatedTo}`; an
   // error in `Globals` nests the same entries under `Globals.Errors`.
