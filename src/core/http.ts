@@ -117,12 +117,10 @@ async function attemptOnce(call: HttpCall): Promise<AttemptResult> {
       bodyTimeout: call.timeoutMs + 1_000,
     });
     const body = await res.body.text();
-    const response: RawResponse = {
-      status: res.statusCode,
-      headers: scrubHeaders(res.headers, call.secrets),
-      body: scrub(body, call.secrets),
-    };
-    return { outcome: { kind: "response", status: res.statusCode, headers: res.headers }, response };
+    // Scrubbed once: the outcome reaches onAttempt (logs, metrics) as well as the response port.
+    const headers = scrubHeaders(res.headers, call.secrets);
+    const response: RawResponse = { status: res.statusCode, headers, body: scrub(body, call.secrets) };
+    return { outcome: { kind: "response", status: res.statusCode, headers }, response };
   } catch (err) {
     if (call.signal?.aborted)
       return { outcome: { kind: "network", code: "ABORTED", requestSent: true }, error: aborted(call) };
@@ -218,8 +216,8 @@ export function scrub(text: string, secrets: readonly string[] | undefined): str
 function scrubHeaders(
   headers: Record<string, string | string[] | undefined>,
   secrets: readonly string[] | undefined,
-): Record<string, unknown> {
-  const out: Record<string, unknown> = {};
+): Record<string, string | string[]> {
+  const out: Record<string, string | string[]> = {};
   for (const [name, value] of Object.entries(headers)) {
     if (value === undefined) continue;
     out[name] = Array.isArray(value) ? value.map((v) => scrub(v, secrets)) : scrub(value, secrets);
