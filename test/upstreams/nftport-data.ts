@@ -134,6 +134,8 @@ export function realRecords(): Rec[] {
       const key = stringifyJson(r);
       if (seen.has(key)) continue;
       seen.add(key);
+      // The load order, which the server uses to order rows of one block as the upstream did.
+      Object.defineProperty(r, "__seq", { value: 1_000_000 + out.length, enumerable: false, configurable: true });
       out.push(r);
     }
   }

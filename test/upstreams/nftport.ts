@@ -132,7 +132,8 @@ export async function startNftport(dataset: Dataset): Promise<NftportServer> {
   let seq = 0;
   for (const [contract, recs] of dataset.byContract) {
     for (const r of recs) {
-      Object.defineProperty(r, "__seq", { value: seq++, enumerable: false, configurable: true });
+      if (r.__seq === undefined)
+        Object.defineProperty(r, "__seq", { value: seq++, enumerable: false, configurable: true });
       if (contractOf(r) !== contract) throw new Error(`fixture record under ${contract} belongs to ${contractOf(r)}`);
       all.push(r);
     }
