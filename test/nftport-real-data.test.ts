@@ -128,7 +128,7 @@ describe("SPEC.md input rules", () => {
       error?: { error: string; details: Record<string, unknown> };
     }>;
   const fields = (out: { error?: { details: Record<string, unknown> } }) =>
-    (out.error?.details.violations as { field: string }[]).map((v) => v.field).sort();
+    ((out.error?.details.violations ?? []) as { field: string }[]).map((v) => v.field).sort();
 
   it("chain defaults to ethereum and is sent; type defaults to [all]", async () => {
     const out = await run(nftTransactionsByToken, {
