@@ -32,6 +32,8 @@ export interface Fault {
   dropMidBody?: boolean;
   /** Serve this fault to this many requests in a row (default 1). */
   times?: number;
+  /** Let this many requests through normally first (a failure midway through paging). */
+  after?: number;
 }
 
 /** The real 429 body NFTPort sent (S4b): no `response` key. */
@@ -163,7 +165,8 @@ export async function startNftport(dataset: Dataset): Promise<NftportServer> {
       authorization: req.headers.authorization,
       headers: req.headers,
     });
-    const fault = faults[0];
+    const fault = faults[0]?.after ? undefined : faults[0];
+    if (faults[0]?.after) faults[0].after--;
     if (fault) {
       fault.times = (fault.times ?? 1) - 1;
       if (fault.times <= 0) faults.shift();
