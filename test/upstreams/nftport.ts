@@ -147,6 +147,16 @@ export async function startNftport(dataset: Dataset): Promise<NftportServer> {
   };
   all.sort(ascending);
   const newestFirst = (a: Rec, b: Rec) => recordKey(b)[0] - recordKey(a)[0] || recordKey(a)[1] - recordKey(b)[1];
+  // Sorted once per contract, so that a large dataset pages fast (benchmarks page through 10,000 rows).
+  const sorted = new Map<string, Rec[]>();
+  const sortedByContract = (contract: string): Rec[] => {
+    let rows = sorted.get(contract);
+    if (!rows) {
+      rows = (dataset.byContract.get(contract) ?? []).slice().sort(newestFirst);
+      sorted.set(contract, rows);
+    }
+    return rows;
+  };
 
   const send = (res: ServerResponse, status: number, body: unknown, headers: Record<string, string> = {}) => {
     const text = typeof body === "string" ? body : stringifyJson(body);
@@ -248,7 +258,7 @@ export async function startNftport(dataset: Dataset): Promise<NftportServer> {
       if (!ADDRESS.test(contract)) return nok(res, 422, "invalid_address", "Invalid contract address.");
       const token = parts[4] === undefined ? undefined : decodeURIComponent(parts[4]);
       // Newest block first; rows of one block keep the order the upstream sent them in.
-      rows = (dataset.byContract.get(contract.toLowerCase()) ?? []).slice().sort(newestFirst);
+      rows = sortedByContract(contract.toLowerCase());
       if (token !== undefined) rows = rows.filter((r) => tokenOf(r) === token);
       scope = `${contract.toLowerCase()}|${token}`;
     }
