@@ -63,20 +63,19 @@ function describe(portName: string, error: ValueError): Violation {
   const schema = error.schema as TSchema & Record<string, unknown>;
   const field = pointerToField(portName, error.path);
   const secret = schema["x-secret"] === true;
-  const missing = error.type === ValueErrorType.ObjectRequiredProperty || error.value === undefined;
+  const missing =
+    error.type === ValueErrorType.ObjectRequiredProperty ||
+    (error.value === undefined && error.type !== ValueErrorType.ObjectAdditionalProperties);
   if (missing) {
     return { field, rule: "required", message: `${field} is required` };
   }
   if (error.type === ValueErrorType.ObjectAdditionalProperties) {
-    // TypeBox reports the object; name the unknown keys.
+    // TypeBox reports the unknown key itself: its path ends with the key, `schema` is the enclosing object.
     const allowed = Object.keys((schema.properties as object) ?? {});
-    const extra = Object.keys(error.value as object).filter((k) => !allowed.includes(k));
-    const where = pointerToField(portName, error.path);
-    const unknownField = where ? `${where}.${extra[0]}` : String(extra[0]);
     return {
-      field: unknownField,
+      field,
       rule: `known fields: ${allowed.join(", ")}`,
-      message: `${unknownField} is not a known field (known fields: ${allowed.join(", ")})`,
+      message: `${field} is not a known field (known fields: ${allowed.join(", ")})`,
     };
   }
   const rule = ruleOf(schema, error);
