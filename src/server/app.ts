@@ -127,8 +127,17 @@ export async function buildApp(options: AppOptions = {}): Promise<FastifyInstanc
     }
   });
 
+  // While closing, answers in flight also close their connection: a kept-alive socket would hold close() open.
+  let closing = false;
+  app.addHook("preClose", async () => {
+    closing = true;
+    app.server.closeIdleConnections();
+  });
   app.addHook("onRequest", async (request, reply) => {
     reply.header("x-request-id", request.id);
+  });
+  app.addHook("onSend", async (_request, reply) => {
+    if (closing) reply.header("connection", "close");
   });
   app.addHook("onResponse", async (request, reply) => {
     metrics.observeRequest(
