@@ -249,7 +249,8 @@ export async function buildApp(options: AppOptions = {}): Promise<FastifyInstanc
   await app.register(swagger, { mode: "static", specification: { document: openapi as never } });
   await app.register(swaggerUi, {
     routePrefix: "/docs",
-    uiConfig: { deepLinking: true, displayOperationId: true, tryItOutEnabled: true },
+    uiConfig: { deepLinking: true, displayOperationId: true },
+    theme: { title: "chainmail API" },
   });
   return app;
 }
