@@ -112,7 +112,8 @@ export async function buildApp(options: AppOptions = {}): Promise<FastifyInstanc
     requestTimeout: settings.requestTimeoutMs,
     requestIdHeader: "x-request-id",
     genReqId: () => randomUUID(),
-    return503OnClosing: true,
+    // Requests arriving on kept-alive sockets while closing get our own 503 (onRequest below).
+    return503OnClosing: false,
     forceCloseConnections: "idle",
   });
   app.decorate("chainmail", { settings, metrics, openapi });
@@ -135,6 +136,12 @@ export async function buildApp(options: AppOptions = {}): Promise<FastifyInstanc
   });
   app.addHook("onRequest", async (request, reply) => {
     reply.header("x-request-id", request.id);
+    if (closing) {
+      const payload = new ChainmailError("SHUTTING_DOWN", "The service is shutting down.", {
+        hint: "Retry on another instance or after it restarts.",
+      }).toPayload();
+      return sendJson(reply.header("connection", "close"), 503, { error: payload });
+    }
   });
   app.addHook("onSend", async (_request, reply) => {
     if (closing) reply.header("connection", "close");
