@@ -170,6 +170,9 @@ describe("POST /nodes/<node-id>", () => {
     expect(all).not.toContain(TOKEN);
     expect(all).not.toContain("aaaaaaaa-bbbb-4ccc-8ddd-eeeeeeeeeeee");
     expect(all).not.toContain(CONTRACT_721);
+    // A request id that is not a plain short token is replaced, not echoed into logs and headers.
+    const odd = await call(`${server.url}/healthz`, "GET", undefined, { "x-request-id": "a b\u00e9" });
+    expect(odd.headers["x-request-id"]).toMatch(/^[0-9a-f-]{36}$/);
   });
 });
 

@@ -110,8 +110,12 @@ export async function buildApp(options: AppOptions = {}): Promise<FastifyInstanc
     bodyLimit: settings.bodyLimitBytes,
     // Time to receive a whole request: a slow client cannot hold a connection forever.
     requestTimeout: settings.requestTimeoutMs,
-    requestIdHeader: "x-request-id",
-    genReqId: () => randomUUID(),
+    // A caller's X-Request-Id is kept when it is a plain short token (it goes into logs and a header).
+    requestIdHeader: false,
+    genReqId: (req) => {
+      const given = req.headers["x-request-id"];
+      return typeof given === "string" && /^[\w.:-]{1,128}$/.test(given) ? given : randomUUID();
+    },
     // Requests arriving on kept-alive sockets while closing get our own 503 (onRequest below).
     return503OnClosing: false,
     forceCloseConnections: "idle",
