@@ -4,6 +4,7 @@ import { Command, CommanderError } from "commander";
 import { ChainmailError } from "../core/errors.js";
 import { registerNodes } from "./commands/nodes.js";
 import { registerRun } from "./commands/run.js";
+import { registerServe } from "./commands/serve.js";
 import { EXIT, UsageError } from "./io.js";
 
 const program = new Command()
@@ -14,6 +15,7 @@ const program = new Command()
 
 registerRun(program, () => ({}));
 registerNodes(program);
+registerServe(program);
 
 try {
   await program.parseAsync(process.argv);
