@@ -105,6 +105,18 @@ export interface EmitResult {
   blockNumber: number;
 }
 
+export async function receiptOf(anvil: Anvil, txHash: string) {
+  for (let i = 0; i < 200; i++) {
+    const receipt = await anvil.rpc<{ blockNumber: string; status: string; logs: unknown[] } | null>(
+      "eth_getTransactionReceipt",
+      [txHash],
+    );
+    if (receipt) return receipt;
+    await sleep(10);
+  }
+  throw new Error(`no receipt for ${txHash}`);
+}
+
 /** Makes `contract` emit a log with these topics and data (hex without 0x). One transaction, mined at once. */
 export async function emit(anvil: Anvil, contract: string, topics: string[], data = ""): Promise<EmitResult> {
   const padded = [...topics, ...Array(4 - topics.length).fill(topic(0))];
@@ -112,10 +124,7 @@ export async function emit(anvil: Anvil, contract: string, topics: string[], dat
   const txHash = await anvil.rpc<string>("eth_sendTransaction", [
     { from: SENDER, to: contract, data: calldata, gas: "0x100000" },
   ]);
-  const receipt = await anvil.rpc<{ blockNumber: string; status: string; logs: unknown[] }>(
-    "eth_getTransactionReceipt",
-    [txHash],
-  );
+  const receipt = await receiptOf(anvil, txHash);
   if (receipt.status !== "0x1" || receipt.logs.length !== 1) throw new Error(`emit failed: ${JSON.stringify(receipt)}`);
   return { txHash, blockNumber: Number(receipt.blockNumber) };
 }
