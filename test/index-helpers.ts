@@ -105,6 +105,13 @@ export interface EmitResult {
   blockNumber: number;
 }
 
+/** The transaction that makes an emitter at `contract` log these topics and data. */
+export function emitTx(contract: string, topics: string[], data = "") {
+  const padded = [...topics, ...Array(4 - topics.length).fill(topic(0))];
+  const calldata = `0x${word(topics.length)}${padded.map((t) => t.slice(2)).join("")}${data}`;
+  return { from: SENDER, to: contract, data: calldata, gas: "0x100000" };
+}
+
 export async function receiptOf(anvil: Anvil, txHash: string) {
   for (let i = 0; i < 200; i++) {
     const receipt = await anvil.rpc<{ blockNumber: string; status: string; logs: unknown[] } | null>(
@@ -119,11 +126,7 @@ export async function receiptOf(anvil: Anvil, txHash: string) {
 
 /** Makes `contract` emit a log with these topics and data (hex without 0x). One transaction, mined at once. */
 export async function emit(anvil: Anvil, contract: string, topics: string[], data = ""): Promise<EmitResult> {
-  const padded = [...topics, ...Array(4 - topics.length).fill(topic(0))];
-  const calldata = `0x${word(topics.length)}${padded.map((t) => t.slice(2)).join("")}${data}`;
-  const txHash = await anvil.rpc<string>("eth_sendTransaction", [
-    { from: SENDER, to: contract, data: calldata, gas: "0x100000" },
-  ]);
+  const txHash = await anvil.rpc<string>("eth_sendTransaction", [emitTx(contract, topics, data)]);
   const receipt = await receiptOf(anvil, txHash);
   if (receipt.status !== "0x1" || receipt.logs.length !== 1) throw new Error(`emit failed: ${JSON.stringify(receipt)}`);
   return { txHash, blockNumber: Number(receipt.blockNumber) };
