@@ -12,6 +12,8 @@ import { ChainmailError } from "../core/errors.js";
 export interface DevChain {
   /** e.g. http://127.0.0.1:8545 */
   rpcUrl: string;
+  /** Process id of anvil (so a caller can check that it is gone). */
+  pid: number;
   /** Kills anvil and waits until it has exited. Safe to call twice. */
   stop(): Promise<void>;
 }
@@ -130,7 +132,7 @@ export async function startAnvil(options: DevChainOptions = {}): Promise<DevChai
           cause: err,
         });
   }
-  return { rpcUrl, stop };
+  return { rpcUrl, pid: child.pid!, stop };
 }
 
 async function waitUntilAnswering(rpcUrl: string, exited: Promise<void>, stderr: () => string): Promise<void> {
