@@ -135,6 +135,8 @@ export function decodeTransfer(log: RawLog): Activity[] {
     const idsAt = wordNumber(log.data, 0) / 32;
     const valuesAt = wordNumber(log.data, 1) / 32;
     const count = wordNumber(log.data, idsAt);
+    // Any contract can emit this topic: refuse data whose arrays do not fit in it.
+    if (!fits(log.data, idsAt, count, 1) || !fits(log.data, valuesAt, count, 1)) return [];
     if (wordNumber(log.data, valuesAt) !== count) return [];
     const out: Activity[] = [];
     for (let i = 0; i < count; i++) {
@@ -169,9 +171,16 @@ const sameAsset = (a: Item, b: Item) => a.itemType === b.itemType && a.token ===
 const contractTypeOf = (item: Item): "ERC721" | "ERC1155" =>
   item.itemType === 2 || item.itemType === 4 ? "ERC721" : "ERC1155";
 
+/** Whether an array of `count` items of `size` words, its length word at word `at`, lies inside `data`. */
+function fits(data: string, at: number, count: number, size: number): boolean {
+  const words = (data.length - 2) / 64;
+  return Number.isInteger(at) && at >= 0 && Number.isSafeInteger(count) && at + 1 + count * size <= words;
+}
+
 function readItems(data: string, at: number, withRecipient: boolean): Item[] {
   const count = wordNumber(data, at);
   const size = withRecipient ? 5 : 4;
+  if (!fits(data, at, count, size)) return [];
   const items: Item[] = [];
   for (let i = 0; i < count; i++) {
     const w = at + 1 + i * size;

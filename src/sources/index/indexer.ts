@@ -93,6 +93,8 @@ class Indexer {
   private readonly maxRange: number;
   private range: number;
   private written = 0;
+  /** Ranges in a row whose logs and headers disagreed. */
+  private inconsistent = 0;
   private feedDecimals = 8;
 
   constructor(private readonly options: IndexChainOptions) {
@@ -217,7 +219,26 @@ class Indexer {
       live.every(
         (log) => headers.get(hexToNumber(log.blockNumber))?.hash.toLowerCase() === log.blockHash.toLowerCase(),
       );
-    if (!consistent) return; // the chain moved under us: read the range again
+    if (!consistent) {
+      // The chain moved under us: read the range again, but not forever against a node that never agrees.
+      if (++this.inconsistent > 10) {
+        throw new ChainmailError(
+          "UPSTREAM_BAD_RESPONSE",
+          `The JSON-RPC node at ${this.rpc.origin} keeps answering logs that do not match its block hashes (blocks ${next}-${to}).`,
+          {
+            hint: "A load-balanced endpoint may mix nodes at different heads; use one node or a --safe-depth.",
+            details: { upstream: "JSON-RPC node", from_block: next, to_block: to },
+          },
+        );
+      }
+      await sleep(
+        100 * this.inconsistent,
+        undefined,
+        this.options.signal ? { signal: this.options.signal } : undefined,
+      );
+      return;
+    }
+    this.inconsistent = 0;
     const { records, answers } = await this.decode(live, headers);
     const blocks: Checkpoint[] = [...headers].map(([number, header]) => ({ number, hash: header.hash.toLowerCase() }));
     this.written += this.store.commitRange({ records, blocks, answers, lastBlock: to });
