@@ -4,6 +4,8 @@
  * Every node is a plain object; `runNode(node, input)` validates, runs and resolves to the output object keyed
  * by the ports that fired. `pages`/`records` walk every page of a retriever.
  */
+import type { IndexChainOptions, IndexChainResult } from "./sources/index/indexer.js";
+
 export { type Config, loadConfig, type RetryPolicy } from "./core/config.js";
 export {
   ChainmailError,
@@ -35,3 +37,10 @@ export type {
   RetrieverResult,
   TransactionRecord,
 } from "./schemas/transactions.js";
+export type { IndexChainOptions, IndexChainResult };
+
+/** Builds and follows the own index (`NFT_SOURCE=index`); loads the SQLite driver only when called. */
+export async function indexChain(options: IndexChainOptions): Promise<IndexChainResult> {
+  const indexer = await import("./sources/index/indexer.js");
+  return indexer.indexChain(options);
+}

@@ -34,6 +34,8 @@ export interface Config {
   nftSource: "nftport" | "index";
   /** SQLite file of the own index (NFT_SOURCE=index). */
   indexDb: string;
+  /** The Ethereum JSON-RPC node `chainmail index` follows (INDEX_RPC_URL; `--rpc` overrides). */
+  indexRpc: { url: string | undefined; timeoutMs: number; retry: RetryPolicy };
   /** Where `email-send` delivers. */
   emailTransport: "mailjet" | "smtp" | "outbox";
   smtpUrl: string | undefined;
@@ -115,6 +117,7 @@ function dispatcherFor(env: Env): Dispatcher {
 }
 
 export function loadConfig(env: Env = process.env): Config {
+  const indexRpc = upstream(env, "INDEX_RPC", "");
   return {
     nftport: { ...upstream(env, "NFTPORT", "https://api.nftport.xyz"), apiKey: env.NFTPORT_API_KEY || undefined },
     mailjet: {
@@ -125,6 +128,7 @@ export function loadConfig(env: Env = process.env): Config {
     },
     nftSource: oneOf(env, "NFT_SOURCE", ["nftport", "index"] as const, "nftport"),
     indexDb: env.INDEX_DB || "./data/index.sqlite",
+    indexRpc: { url: env.INDEX_RPC_URL || undefined, timeoutMs: indexRpc.timeoutMs, retry: indexRpc.retry },
     emailTransport: oneOf(env, "EMAIL_TRANSPORT", ["mailjet", "smtp", "outbox"] as const, "mailjet"),
     smtpUrl: env.SMTP_URL || undefined,
     outboxDir: env.OUTBOX_DIR || "./data/outbox",

@@ -1,10 +1,228 @@
-/** The own index as an NFT source (issue 5). Until it lands, selecting it is a clear configuration error. */
+/**
+ * The own index as an NFT source (NFT_SOURCE=index): the three retrievers answered from the SQLite file that
+ * `chainmail index` fills, in NFTPort's record shapes and order, one keyset page at a time.
+ *
+ * - Order: by contract and by token newest first, the whole chain oldest first (as NFTPort does).
+ * - Continuation: base64url of the last row's chain position plus a hash binding it to the query; a tampered or
+ *   foreign continuation is refused with `invalid_continuation`. It is issued only when the page is full.
+ * - `bid` and `list` are off-chain order-book events that no JSON-RPC node knows: they yield no records.
+ */
+import { createHash } from "node:crypto";
 import type { Config } from "../../core/config.js";
-import { ChainmailError } from "../../core/errors.js";
-import type { NftSource } from "../types.js";
+import { ChainmailError, type ErrorPayload } from "../../core/errors.js";
+import { stringifyJson, toExactInteger } from "../../core/json.js";
+import type { RawResponse } from "../../schemas/common.js";
+import type { RetrieverResult, TransactionRecord } from "../../schemas/transactions.js";
+import type { NftSource, RetrieverOutcome } from "../types.js";
+import { type ActivityRow, IndexStore, type PageQuery, type Position } from "./store.js";
 
-export async function indexSource(_config: Config): Promise<NftSource> {
-  throw new ChainmailError("INTERNAL", "NFT_SOURCE=index is not available in this build.", {
-    hint: "Use NFT_SOURCE=nftport.",
-  });
+const NAME = "the local index";
+export const DEFAULT_PAGE_SIZE = 50;
+export const MAX_PAGE_SIZE = 1000;
+const ON_CHAIN_KINDS = ["transfer", "mint", "burn", "sale"] as const;
+
+const stores = new Map<string, IndexStore>();
+
+/** One open store per database file, shared by every request of the process. */
+function storeFor(path: string): IndexStore {
+  let store = stores.get(path);
+  if (!store) {
+    store = IndexStore.open(path);
+    stores.set(path, store);
+  }
+  return store;
+}
+
+/** Closes every database the index source opened (tests, shutdown). */
+export function closeIndexSources(): void {
+  for (const store of stores.values()) store.close();
+  stores.clear();
+}
+
+export async function indexSource(config: Config): Promise<NftSource> {
+  const store = storeFor(config.indexDb);
+  return {
+    name: NAME,
+    needsApiKey: false,
+    transactionsByContract: async (query) =>
+      answer(store, "by-contract", query.type, query, {
+        contract: query.contract_address.toLowerCase(),
+        direction: "desc",
+      }),
+    transactionsByToken: async (query) =>
+      answer(store, "by-token", query.type, query, {
+        contract: query.contract_address.toLowerCase(),
+        tokenId: normaliseTokenId(query.token_id),
+        direction: "desc",
+      }),
+    transactionsOnChain: async (query) =>
+      answer(store, "on-chain", query.type, query, {
+        ...(query.from_block !== undefined ? { fromBlock: query.from_block } : {}),
+        ...(query.to_block !== undefined ? { toBlock: query.to_block } : {}),
+        direction: "asc",
+      }),
+  };
+}
+
+/** `007` and `7` are the same token. */
+const normaliseTokenId = (id: string): string => BigInt(id).toString();
+
+interface Paging {
+  continuation?: string | undefined;
+  page_size?: number | undefined;
+}
+
+function answer(
+  store: IndexStore,
+  operation: string,
+  types: readonly string[] | undefined,
+  paging: Paging,
+  filter: Omit<PageQuery, "limit" | "kinds">,
+): RetrieverOutcome {
+  const limit = paging.page_size ?? DEFAULT_PAGE_SIZE;
+  if (limit > MAX_PAGE_SIZE) {
+    return refuse(
+      new ChainmailError(
+        "INVALID_INPUT",
+        `query.page_size ${limit} is too large for ${NAME}: at most ${MAX_PAGE_SIZE}.`,
+        {
+          details: { field: "query.page_size", source: "index" },
+        },
+      ),
+      400,
+    );
+  }
+  const kinds = kindsOf(types);
+  const fingerprint = JSON.stringify([
+    operation,
+    filter.contract,
+    filter.tokenId,
+    kinds,
+    filter.fromBlock,
+    filter.toBlock,
+  ]);
+  let after: Position | undefined;
+  if (paging.continuation) {
+    after = decodeContinuation(paging.continuation, fingerprint);
+    if (!after) {
+      return refuse(
+        new ChainmailError("INVALID_CONTINUATION", `query.continuation is not one ${NAME} issued for this query.`, {
+          hint: "Pass query.continuation exactly as the previous page of the same query returned it, or omit it to start over.",
+          details: { field: "query.continuation", source: "index" },
+        }),
+        400,
+      );
+    }
+  }
+  // bid/list (and everything when the filter names only them) come from off-chain order books: no records.
+  let rows: ActivityRow[] = [];
+  if (kinds === undefined || kinds.length > 0) {
+    try {
+      rows = store.page({ ...filter, ...(kinds ? { kinds } : {}), ...(after ? { after } : {}), limit });
+    } catch (err) {
+      const reason = err instanceof Error ? err.message : String(err);
+      return refuse(
+        new ChainmailError("STORAGE_ERROR", `Reading ${NAME} (${store.path}) failed: ${reason}.`, {
+          hint: "Check INDEX_DB and that `chainmail index` has created the database.",
+          details: { source: "index" },
+        }),
+        500,
+      );
+    }
+  }
+  const last = rows[rows.length - 1];
+  const continuation =
+    last && rows.length === limit
+      ? encodeContinuation({ block: last.block_number, log: last.log_index, batch: last.batch_index }, fingerprint)
+      : "";
+  const transactions = rows.map(toRecord);
+  const data: RetrieverResult = { response: "OK", transactions, continuation };
+  // Like NFTPort, the raw body carries `continuation` only when there is a next page.
+  const body = stringifyJson({ response: "OK", transactions, ...(continuation ? { continuation } : {}) });
+  return { data, response: raw(200, body) };
+}
+
+/** The kinds to read, or undefined for all; [] when only off-chain kinds were asked for. */
+function kindsOf(types: readonly string[] | undefined): string[] | undefined {
+  if (!types || types.length === 0 || types.includes("all")) return undefined;
+  return ON_CHAIN_KINDS.filter((kind) => types.includes(kind));
+}
+
+function raw(status: number, body: string): RawResponse {
+  return { status, headers: { "content-type": "application/json", "x-chainmail-source": "index" }, body };
+}
+
+function refuse(error: ChainmailError, status: number): RetrieverOutcome {
+  const payload: ErrorPayload = error.toPayload();
+  return { error: payload, response: raw(status, stringifyJson(payload)) };
+}
+
+// ---- continuation: base64url("<block>.<log>.<batch>.<mac>"), mac = sha256(query fingerprint | position) ----
+
+function mac(position: Position, fingerprint: string): string {
+  return createHash("sha256")
+    .update(`${fingerprint}|${position.block}.${position.log}.${position.batch}`)
+    .digest("base64url")
+    .slice(0, 16);
+}
+
+export function encodeContinuation(position: Position, fingerprint: string): string {
+  const text = `${position.block}.${position.log}.${position.batch}.${mac(position, fingerprint)}`;
+  return Buffer.from(text, "utf8").toString("base64url");
+}
+
+export function decodeContinuation(token: string, fingerprint: string): Position | undefined {
+  if (!/^[A-Za-z0-9_-]{1,200}$/.test(token)) return undefined;
+  const match = /^(\d{1,15})\.(\d{1,10})\.(\d{1,10})\.([A-Za-z0-9_-]{16})$/.exec(
+    Buffer.from(token, "base64url").toString("utf8"),
+  );
+  if (!match) return undefined;
+  const position = { block: Number(match[1]), log: Number(match[2]), batch: Number(match[3]) };
+  return mac(position, fingerprint) === match[4] ? position : undefined;
+}
+
+// ---- records in NFTPort's shapes ----
+
+/** Unix seconds → `YYYY-MM-DDTHH:MM:SS` (UTC, no zone suffix, as NFTPort writes it). */
+export const transactionDate = (seconds: number): string => new Date(seconds * 1000).toISOString().slice(0, 19);
+
+export function toRecord(row: ActivityRow): TransactionRecord {
+  const onChain = {
+    transaction_hash: row.tx_hash,
+    block_hash: row.block_hash,
+    block_number: row.block_number,
+    transaction_date: transactionDate(row.timestamp),
+  };
+  const quantity = toExactInteger(row.quantity)!;
+  if (row.kind === "sale") {
+    return {
+      type: "sale",
+      buyer_address: row.to_addr,
+      seller_address: row.from_addr,
+      nft: { contract_type: row.contract_type, contract_address: row.contract, token_id: row.token_id },
+      quantity,
+      price_details: {
+        asset_type: row.currency ? "ERC20" : "ETH",
+        ...(row.currency ? { contract_address: row.currency } : {}),
+        price: Number(row.price),
+        price_usd: row.price_usd,
+      },
+      ...onChain,
+      marketplace: row.marketplace ?? "opensea",
+    };
+  }
+  const parties =
+    row.kind === "mint"
+      ? { owner_address: row.to_addr }
+      : row.kind === "burn"
+        ? { owner_address: row.from_addr }
+        : { transfer_from: row.from_addr, transfer_to: row.to_addr };
+  return {
+    type: row.kind,
+    ...parties,
+    contract_address: row.contract,
+    token_id: row.token_id,
+    quantity,
+    ...onChain,
+  };
 }

@@ -1,0 +1,104 @@
+/** `chainmail index --rpc <url> [--contracts a,b] [--from-block N] [--db path] [--safe-depth N] …` */
+import type { Command } from "commander";
+import { defaultConfig } from "../../core/config.js";
+import { indexChain } from "../../sources/index/indexer.js";
+import { UsageError } from "../io.js";
+
+interface IndexOptions {
+  rpc?: string;
+  contracts?: string;
+  fromBlock?: string;
+  db?: string;
+  safeDepth?: string;
+  priceFeed?: string;
+  seaport?: string;
+  ethTokens?: string;
+  once?: boolean;
+}
+
+const ADDRESS = /^0x[0-9a-fA-F]{40}$/;
+
+function addresses(flag: string, value: string | undefined): string[] | undefined {
+  if (value === undefined) return undefined;
+  const list = value
+    .split(",")
+    .map((s) => s.trim())
+    .filter(Boolean);
+  const bad = list.find((a) => !ADDRESS.test(a));
+  if (bad) throw new UsageError(`${flag} ${JSON.stringify(bad)} is invalid: must be 0x followed by 40 hex digits`);
+  return list;
+}
+
+function integer(flag: string, value: string | undefined): number | undefined {
+  if (value === undefined) return undefined;
+  const n = Number(value);
+  if (!Number.isSafeInteger(n) || n < 0) throw new UsageError(`${flag} ${value} is invalid: must be an integer >= 0`);
+  return n;
+}
+
+export function registerIndexChain(program: Command): void {
+  program
+    .command("index")
+    .description(
+      "Index NFT transfers, mints, burns and Seaport sales from an Ethereum JSON-RPC node, and keep following it",
+    )
+    .option("--rpc <url>", "the JSON-RPC endpoint (default: INDEX_RPC_URL)")
+    .option("--contracts <addr,...>", "index only these NFT contracts (default: the whole chain)")
+    .option("--from-block <n>", "first block of a new index (default 0)")
+    .option("--db <path>", "the SQLite file (default: INDEX_DB or ./data/index.sqlite)")
+    .option("--safe-depth <n>", "stay this many blocks behind the head (default 0: reorgs are rolled back)")
+    .option("--price-feed <addr>", "Chainlink-style ETH/USD aggregator (AnswerUpdated logs) for price_usd")
+    .option("--seaport <addr,...>", "Seaport exchanges besides the mainnet ones")
+    .option("--eth-tokens <addr,...>", "ERC-20 tokens worth one ETH (like WETH) besides the mainnet ones")
+    .option("--once", "stop at the head instead of following the chain")
+    .action(async (options: IndexOptions) => {
+      const config = defaultConfig();
+      const rpcUrl = options.rpc ?? config.indexRpc.url;
+      if (!rpcUrl) throw new UsageError("--rpc <url> is required (or set INDEX_RPC_URL)");
+      try {
+        new URL(rpcUrl);
+      } catch {
+        throw new UsageError("--rpc is not a URL");
+      }
+      const priceFeed = addresses("--price-feed", options.priceFeed);
+      if (priceFeed && priceFeed.length !== 1) throw new UsageError("--price-feed takes one address");
+      const contracts = addresses("--contracts", options.contracts);
+      const seaport = addresses("--seaport", options.seaport);
+      const ethTokens = addresses("--eth-tokens", options.ethTokens);
+      const fromBlock = integer("--from-block", options.fromBlock);
+      const safeDepth = integer("--safe-depth", options.safeDepth);
+      const dbPath = options.db ?? config.indexDb;
+
+      const stop = new AbortController();
+      const onSignal = () => stop.abort();
+      process.once("SIGINT", onSignal);
+      process.once("SIGTERM", onSignal);
+      const progress = process.stderr.isTTY
+        ? (p: { block: number; head: number; records: number }) =>
+            process.stderr.write(`\rblock ${p.block} of ${p.head}, ${p.records} records written`)
+        : undefined;
+      try {
+        const result = await indexChain({
+          rpcUrl,
+          dbPath,
+          follow: !options.once,
+          signal: stop.signal,
+          config,
+          ...(contracts ? { contracts } : {}),
+          ...(fromBlock !== undefined ? { fromBlock } : {}),
+          ...(safeDepth !== undefined ? { safeDepth } : {}),
+          ...(priceFeed ? { priceFeed: priceFeed[0]! } : {}),
+          ...(seaport ? { seaport } : {}),
+          ...(ethTokens ? { ethTokens } : {}),
+          ...(progress ? { onProgress: progress } : {}),
+        });
+        if (progress) process.stderr.write("\n");
+        process.stdout.write(
+          `${JSON.stringify({ db: dbPath, last_block: result.lastBlock, records: result.records })}\n`,
+        );
+      } finally {
+        process.off("SIGINT", onSignal);
+        process.off("SIGTERM", onSignal);
+      }
+    });
+}

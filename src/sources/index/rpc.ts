@@ -1,0 +1,123 @@
+/**
+ * A small Ethereum JSON-RPC client over the shared HTTP client (timeouts, retries on 429/5xx/network, proxy).
+ * Batches go as one JSON-RPC array. A JSON-RPC error object is thrown as `RpcError` so the ingestion loop can
+ * tell "the provider refused this log range" from everything else; transport failures throw `ChainmailError`.
+ */
+import type { Dispatcher } from "undici";
+import type { RetryPolicy } from "../../core/config.js";
+import { ChainmailError } from "../../core/errors.js";
+import { httpRequest, retryReads } from "../../core/http.js";
+
+const UPSTREAM = "JSON-RPC node";
+
+/** An error object a JSON-RPC node answered with (or an HTTP error status carrying one). */
+export class RpcError extends Error {
+  override name = "RpcError";
+  constructor(
+    readonly code: number,
+    readonly rpcMessage: string,
+    readonly method: string,
+    readonly status = 200,
+  ) {
+    super(`${method} failed: ${rpcMessage} (JSON-RPC code ${code})`);
+  }
+}
+
+export interface RpcCall {
+  method: string;
+  params: unknown[];
+}
+
+export interface RpcClientOptions {
+  dispatcher: Dispatcher;
+  timeoutMs: number;
+  retry: RetryPolicy;
+  signal?: AbortSignal | undefined;
+}
+
+interface RpcReply {
+  id?: number;
+  result?: unknown;
+  error?: { code?: number; message?: string };
+}
+
+export class RpcClient {
+  /** The URL's path and query often carry a provider key: never shown. */
+  private readonly secrets: string[];
+  private nextId = 1;
+
+  constructor(
+    readonly url: string,
+    private readonly options: RpcClientOptions,
+  ) {
+    const parsed = new URL(url);
+    const secret = parsed.pathname.length > 1 || parsed.search ? parsed.pathname + parsed.search : "";
+    this.secrets = [secret, parsed.password].filter((s) => s.length > 2);
+  }
+
+  /** Where the node is, for messages: origin only. */
+  get origin(): string {
+    return new URL(this.url).origin;
+  }
+
+  async call<T>(method: string, params: unknown[]): Promise<T> {
+    const [result] = await this.batch([{ method, params }]);
+    return result as T;
+  }
+
+  /** Sends calls as one JSON-RPC batch; results in call order. Throws the first error any call got. */
+  async batch(calls: RpcCall[]): Promise<unknown[]> {
+    if (calls.length === 0) return [];
+    const first = this.nextId;
+    this.nextId += calls.length;
+    const payload = calls.map((c, i) => ({ jsonrpc: "2.0", id: first + i, method: c.method, params: c.params }));
+    const single = calls.length === 1;
+    const result = await httpRequest({
+      upstream: UPSTREAM,
+      method: "POST",
+      url: this.url,
+      headers: { "content-type": "application/json", accept: "application/json" },
+      body: JSON.stringify(single ? payload[0] : payload),
+      timeoutMs: this.options.timeoutMs,
+      retry: this.options.retry,
+      shouldRetry: retryReads,
+      secrets: this.secrets,
+      dispatcher: this.options.dispatcher,
+      signal: this.options.signal,
+    });
+    if (result.error) throw result.error;
+    const { status, body } = result.response;
+    let parsed: unknown;
+    try {
+      parsed = JSON.parse(body);
+    } catch {
+      if (status >= 400) throw new RpcError(-32000, `HTTP ${status}: ${body.slice(0, 200)}`, calls[0]!.method, status);
+      throw new ChainmailError("UPSTREAM_BAD_RESPONSE", `The JSON-RPC node at ${this.origin} answered non-JSON.`, {
+        hint: "Check the --rpc URL.",
+        details: { upstream: UPSTREAM, status },
+      });
+    }
+    const replies = (Array.isArray(parsed) ? parsed : [parsed]) as RpcReply[];
+    const byId = new Map<number | undefined, RpcReply>(replies.map((r) => [r.id, r]));
+    return calls.map((c, i) => {
+      // A provider that fails a whole batch answers with one error object without an id.
+      const reply = byId.get(first + i) ?? (replies.length === 1 && replies[0]?.error ? replies[0] : undefined);
+      if (!reply) {
+        throw new ChainmailError(
+          "UPSTREAM_BAD_RESPONSE",
+          `The JSON-RPC node at ${this.origin} left ${c.method} unanswered.`,
+          {
+            details: { upstream: UPSTREAM, status },
+          },
+        );
+      }
+      if (reply.error)
+        throw new RpcError(reply.error.code ?? -32000, reply.error.message ?? "unknown error", c.method, status);
+      return reply.result;
+    });
+  }
+}
+
+/** `0x1a` → 26. */
+export const hexToNumber = (hex: string): number => Number.parseInt(hex, 16);
+export const toHex = (n: number | bigint): string => `0x${n.toString(16)}`;

@@ -1,0 +1,111 @@
+/** Pure parts of the index: decoders on hostile logs, exact units, provider range hints, continuations. */
+import { describe, expect, it } from "vitest";
+import { decodeSale, decodeTransfer, formatUnits, type RawLog, TOPIC } from "../src/sources/index/decode.js";
+import { isRangeRefusal, suggestedRange } from "../src/sources/index/indexer.js";
+import { RpcError } from "../src/sources/index/rpc.js";
+import { decodeContinuation, encodeContinuation } from "../src/sources/index/source.js";
+import { address, orderFulfilledData, topic, word } from "./index-helpers.js";
+
+const log = (topics: string[], data: string): RawLog => ({
+  address: address(0x1155),
+  topics,
+  data: `0x${data}`,
+  blockNumber: "0x10",
+  blockHash: `0x${"ab".repeat(32)}`,
+  transactionHash: `0x${"cd".repeat(32)}`,
+  logIndex: "0x2",
+});
+
+describe("decoders", () => {
+  it("ignore a TransferBatch whose arrays claim more items than its data holds", () => {
+    const topics = [TOPIC.transferBatch, topic(1), topic(2), topic(3)];
+    const hostile = word(64) + word(96) + word(2n ** 40n) + word(2n ** 40n);
+    expect(decodeTransfer(log(topics, hostile))).toEqual([]);
+    expect(decodeTransfer(log(topics, word(64) + word(160) + word(2) + word(7) + word(8) + word(1) + word(5)))).toEqual(
+      [],
+    ); // two ids, one value
+    const ok = decodeTransfer(
+      log(topics, word(64) + word(160) + word(2) + word(7) + word(8) + word(2) + word(5) + word(6)),
+    );
+    expect(ok.map((r) => [r.tokenId, r.quantity, r.batchIndex, r.kind])).toEqual([
+      ["7", "5", 0, "transfer"],
+      ["8", "6", 1, "transfer"],
+    ]);
+  });
+
+  it("read the buyer from a consideration item that is the NFT itself (matchOrders override)", () => {
+    const nft = { itemType: 2, token: address(0x721), identifier: 9, amount: 1 };
+    const data = orderFulfilledData(
+      address(0x5ea),
+      [nft],
+      [
+        { itemType: 0, token: address(0), identifier: 0, amount: 900, recipient: address(0xa) },
+        { ...nft, recipient: address(0xb) },
+        { itemType: 0, token: address(0), identifier: 0, amount: 100, recipient: address(0xfee) },
+      ],
+    );
+    const sale = decodeSale({ ...log([TOPIC.orderFulfilled, topic(address(0xa)), topic(0)], data) });
+    expect(sale).toMatchObject({ from: address(0xa), to: address(0xb), tokenId: "9", sale: { amount: 1000n } });
+  });
+
+  it("skip a listing paid in two currencies", () => {
+    const data = orderFulfilledData(
+      address(0x5ea),
+      [{ itemType: 2, token: address(0x721), identifier: 9, amount: 1 }],
+      [
+        { itemType: 0, token: address(0), identifier: 0, amount: 900, recipient: address(0xa) },
+        { itemType: 1, token: address(0xe7), identifier: 0, amount: 100, recipient: address(0xfee) },
+      ],
+    );
+    expect(decodeSale(log([TOPIC.orderFulfilled, topic(address(0xa)), topic(0)], data))).toBeUndefined();
+  });
+
+  it("format amounts exactly", () => {
+    expect(formatUnits(975n * 10n ** 15n, 18)).toBe("0.975");
+    expect(formatUnits(25n * 10n ** 17n + 1n, 18)).toBe("2.500000000000000001");
+    expect(formatUnits(0n, 18)).toBe("0");
+    expect(formatUnits(123456789n, 6)).toBe("123.456789");
+    expect(formatUnits(42n, 0)).toBe("42");
+    expect(formatUnits(-5n, 1)).toBe("-0.5");
+  });
+});
+
+describe("provider range refusals", () => {
+  const refusal = (message: string, code = -32602) => new RpcError(code, message, "eth_getLogs");
+
+  it("are recognised from the usual provider messages", () => {
+    for (const message of [
+      "query returned more than 10000 results",
+      "Log response size exceeded. this block range should work: [0x10, 0x20]",
+      "eth_getLogs is limited to a 1000 block range",
+      "block range is too wide",
+      "exceed maximum block range: 800",
+    ]) {
+      expect(isRangeRefusal(refusal(message)), message).toBe(true);
+    }
+    expect(isRangeRefusal(refusal("whatever", -32005))).toBe(true);
+    expect(isRangeRefusal(refusal("invalid params: bad address"))).toBe(false);
+  });
+
+  it("yield the range size a provider suggests", () => {
+    expect(suggestedRange("this block range should work: [0x10, 0x1f]", 16)).toBe(16);
+    expect(suggestedRange("eth_getLogs is limited to a 1000 block range", 5)).toBe(1000);
+    expect(suggestedRange("exceed maximum block range: 800", 5)).toBe(800);
+    expect(suggestedRange("query returned more than 10000 results", 5)).toBeUndefined();
+  });
+});
+
+describe("continuations", () => {
+  it("round-trip and reject any change or another query", () => {
+    const position = { block: 17_000_000, log: 12, batch: 3 };
+    const token = encodeContinuation(position, "query-a");
+    expect(token).toMatch(/^[A-Za-z0-9_-]+$/);
+    expect(decodeContinuation(token, "query-a")).toEqual(position);
+    expect(decodeContinuation(token, "query-b")).toBeUndefined();
+    const text = Buffer.from(token, "base64url").toString();
+    const edited = Buffer.from(text.replace(".12.", ".13.")).toString("base64url");
+    expect(decodeContinuation(edited, "query-a")).toBeUndefined();
+    expect(decodeContinuation("not base64!", "query-a")).toBeUndefined();
+    expect(decodeContinuation("", "query-a")).toBeUndefined();
+  });
+});
