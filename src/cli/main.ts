@@ -2,6 +2,7 @@
 /** The `chainmail` command: a thin shell over the library. */
 import { Command, CommanderError } from "commander";
 import { ChainmailError } from "../core/errors.js";
+import { registerDemo } from "./commands/demo.js";
 import { registerIndexChain } from "./commands/index-chain.js";
 import { registerNodes } from "./commands/nodes.js";
 import { registerRun } from "./commands/run.js";
@@ -16,6 +17,7 @@ const program = new Command()
 registerRun(program, () => ({}));
 registerNodes(program);
 registerIndexChain(program);
+registerDemo(program);
 
 try {
   await program.parseAsync(process.argv);
