@@ -6,6 +6,7 @@ import { registerDemo } from "./commands/demo.js";
 import { registerIndexChain } from "./commands/index-chain.js";
 import { registerNodes } from "./commands/nodes.js";
 import { registerRun } from "./commands/run.js";
+import { registerServe } from "./commands/serve.js";
 import { EXIT, UsageError } from "./io.js";
 
 const program = new Command()
@@ -18,6 +19,7 @@ registerRun(program, () => ({}));
 registerNodes(program);
 registerIndexChain(program);
 registerDemo(program);
+registerServe(program);
 
 try {
   await program.parseAsync(process.argv);

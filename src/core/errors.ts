@@ -31,6 +31,20 @@ export const ErrorCode = {
   STORAGE_ERROR: { code: "storage_error", httpStatus: 500 },
   /** The request was cancelled by the caller (abort signal). */
   ABORTED: { code: "aborted", httpStatus: 499 },
+  /** The HTTP service: no `Authorization: Bearer <token>` header where one is required. */
+  UNAUTHORIZED: { code: "unauthorized", httpStatus: 401 },
+  /** The HTTP service: a bearer token that is not one of CHAINMAIL_TOKENS. */
+  FORBIDDEN: { code: "forbidden", httpStatus: 403 },
+  /** The HTTP service: no node with this id (`details.nodes` lists those that exist). */
+  UNKNOWN_NODE: { code: "unknown_node", httpStatus: 404 },
+  /** The HTTP service: no such route. */
+  NOT_FOUND: { code: "not_found", httpStatus: 404 },
+  /** The HTTP service: the request body is larger than CHAINMAIL_BODY_LIMIT_BYTES. */
+  REQUEST_TOO_LARGE: { code: "request_too_large", httpStatus: 413 },
+  /** The HTTP service: the node did not finish within CHAINMAIL_REQUEST_TIMEOUT_MS. */
+  REQUEST_TIMEOUT: { code: "request_timeout", httpStatus: 504 },
+  /** The HTTP service is shutting down and takes no new requests. */
+  SHUTTING_DOWN: { code: "shutting_down", httpStatus: 503 },
   /** A bug in chainmail: the message says what happened. */
   INTERNAL: { code: "internal", httpStatus: 500 },
 } as const;

@@ -68,11 +68,9 @@ function describe(portName: string, error: ValueError): Violation {
     return { field, rule: "required", message: `${field} is required` };
   }
   if (error.type === ValueErrorType.ObjectAdditionalProperties) {
-    // TypeBox reports the object; name the unknown keys.
+    // TypeBox's path already ends with the unknown key; its value may be anything (even a 20 MB string).
     const allowed = Object.keys((schema.properties as object) ?? {});
-    const extra = Object.keys(error.value as object).filter((k) => !allowed.includes(k));
-    const where = pointerToField(portName, error.path);
-    const unknownField = where ? `${where}.${extra[0]}` : String(extra[0]);
+    const unknownField = field;
     return {
       field: unknownField,
       rule: `known fields: ${allowed.join(", ")}`,

@@ -1,20 +1,59 @@
-/** The HTTP service (issue 4). Placeholder with the agreed signature until it lands. */
+/** The HTTP service (DESIGN.md, "HTTP service"): `startServer` for the CLI and the demo, `buildApp` for tests. */
 import type { Config } from "../core/config.js";
+import { ChainmailError } from "../core/errors.js";
+import { buildApp, type LoggerOption } from "./app.js";
+
+export { type AppOptions, buildApp, type LoggerOption, statusOf } from "./app.js";
+export { loadServerSettings, type ServerSettings } from "./settings.js";
 
 export interface ServerOptions {
   port?: number;
   host?: string;
   config?: Config;
-  /** Structured request logs (pino) on stdout; off by default for library use. */
-  logger?: boolean;
+  /** Structured request logs (pino): `true` for JSON lines on stdout; off by default for library use. */
+  logger?: LoggerOption;
+  /** Bearer tokens; overrides CHAINMAIL_TOKENS. */
+  tokens?: string[];
 }
 
 export interface RunningServer {
   /** e.g. http://127.0.0.1:8080 */
   url: string;
+  /** Stops taking connections, finishes the requests in flight, then resolves. */
   close(): Promise<void>;
 }
 
-export async function startServer(_options: ServerOptions = {}): Promise<RunningServer> {
-  throw new Error("chainmail serve is not available in this build");
+/**
+ * Starts the service. Port and host default to CHAINMAIL_PORT / CHAINMAIL_HOST of the configuration's
+ * environment, else 8080 / 127.0.0.1; port 0 picks a free one. Throws a clear error when the settings are unsafe
+ * (default credentials configured without CHAINMAIL_TOKENS) or invalid.
+ */
+export async function startServer(options: ServerOptions = {}): Promise<RunningServer> {
+  const app = await buildApp({
+    ...(options.config ? { config: options.config } : {}),
+    ...(options.logger !== undefined ? { logger: options.logger } : {}),
+    ...(options.tokens ? { tokens: options.tokens } : {}),
+  });
+  const env = options.config?.env ?? process.env;
+  const port = options.port ?? (env.CHAINMAIL_PORT ? Number(env.CHAINMAIL_PORT) : 8080);
+  if (!Number.isInteger(port) || port < 0 || port > 65535) {
+    throw new ChainmailError(
+      "INVALID_INPUT",
+      `The port ${JSON.stringify(options.port ?? env.CHAINMAIL_PORT)} is invalid: must be an integer from 0 to 65535.`,
+      {
+        details: { setting: "CHAINMAIL_PORT" },
+      },
+    );
+  }
+  const host = options.host ?? (env.CHAINMAIL_HOST || "127.0.0.1");
+  try {
+    await app.listen({ port, host });
+  } catch (err) {
+    await app.close();
+    throw err;
+  }
+  const address = app.server.address();
+  const bound = typeof address === "object" && address ? address.port : port;
+  const shownHost = host.includes(":") ? `[${host}]` : host;
+  return { url: `http://${shownHost}:${bound}`, close: () => app.close() };
 }

@@ -1,0 +1,65 @@
+/**
+ * Prometheus metrics (prom-client), one registry per app so several services in one process (tests, the demo)
+ * keep their own counts.
+ */
+import { Counter, collectDefaultMetrics, Histogram, Registry } from "prom-client";
+import type { AttemptEvent } from "../core/http.js";
+
+export interface ServiceMetrics {
+  registry: Registry;
+  /** Records one answered request. `node` is a known node id or "" (never caller-chosen text). */
+  observeRequest(labels: { route: string; node: string; status: number }, seconds: number): void;
+  /** Wired to `RunContext.onUpstreamAttempt`. */
+  observeAttempt(event: AttemptEvent & { node: string }): void;
+}
+
+/** A short, bounded label for what an upstream attempt produced. */
+function outcomeLabel(event: AttemptEvent): string {
+  const { outcome } = event;
+  if (outcome.kind === "timeout") return "timeout";
+  if (outcome.kind === "network") return "network_error";
+  if (outcome.status === 429) return "429";
+  return `${Math.floor(outcome.status / 100)}xx`;
+}
+
+export function createMetrics(): ServiceMetrics {
+  const registry = new Registry();
+  collectDefaultMetrics({ register: registry, prefix: "chainmail_" });
+  const requests = new Counter({
+    name: "chainmail_http_requests_total",
+    help: "HTTP requests answered, by route, node and status",
+    labelNames: ["route", "node", "status"] as const,
+    registers: [registry],
+  });
+  const latency = new Histogram({
+    name: "chainmail_http_request_duration_seconds",
+    help: "Time from receiving a request to answering it, by route, node and status",
+    labelNames: ["route", "node", "status"] as const,
+    buckets: [0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30, 60, 120],
+    registers: [registry],
+  });
+  const attempts = new Counter({
+    name: "chainmail_upstream_attempts_total",
+    help: "Upstream HTTP attempts made by nodes, by node, upstream and outcome",
+    labelNames: ["node", "upstream", "outcome"] as const,
+    registers: [registry],
+  });
+  const retries = new Counter({
+    name: "chainmail_upstream_retries_total",
+    help: "Upstream attempts that were followed by a retry, by node and upstream",
+    labelNames: ["node", "upstream"] as const,
+    registers: [registry],
+  });
+  return {
+    registry,
+    observeRequest({ route, node, status }, seconds) {
+      const labels = { route, node, status: String(status) };
+      requests.inc(labels);
+      latency.observe(labels, seconds);
+    },
+    observeAttempt(event) {
+      attempts.inc({ node: event.node, upstream: event.upstream, outcome: outcomeLabel(event) });
+      if (event.retryInMs !== undefined) retries.inc({ node: event.node, upstream: event.upstream });
+    },
+  };
+}

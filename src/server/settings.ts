@@ -1,0 +1,95 @@
+/**
+ * The service's own settings, read from the same env record as the rest of the configuration
+ * (`config.env`), so a test or the demo sets them without touching `process.env`.
+ */
+import type { Config } from "../core/config.js";
+import { ChainmailError } from "../core/errors.js";
+
+export interface ServerSettings {
+  /** Accepted bearer tokens; empty means the node routes are open. */
+  tokens: string[];
+  /** Whether the operator configured default upstream credentials (then tokens are mandatory). */
+  operatorCredentials: string[];
+  /** Largest request body accepted, in bytes. */
+  bodyLimitBytes: number;
+  /** Longest a node may run for one request, in milliseconds. */
+  requestTimeoutMs: number;
+}
+
+/** Mailjet accepts messages up to 15 MB; Base64 inflates attachments by 4/3 and a batch holds several. */
+export const DEFAULT_BODY_LIMIT_BYTES = 30 * 1024 * 1024;
+/** A little more than the default retry budget (120 s), so a retrying node can report its own failure. */
+export const DEFAULT_REQUEST_TIMEOUT_MS = 130_000;
+/** Shorter tokens are too easy to guess. */
+export const MIN_TOKEN_LENGTH = 16;
+
+function positiveInt(env: Config["env"], name: string, fallback: number): number {
+  const raw = env[name];
+  if (raw === undefined || raw === "") return fallback;
+  const value = Number(raw);
+  if (!Number.isInteger(value) || value < 1) {
+    throw new ChainmailError(
+      "INVALID_INPUT",
+      `Setting ${name}=${JSON.stringify(raw)} is invalid: must be an integer >= 1.`,
+      {
+        details: { setting: name },
+      },
+    );
+  }
+  return value;
+}
+
+/** Names of the settings that hold operator credentials the service would spend on a caller's behalf. */
+export function operatorCredentials(config: Config): string[] {
+  const found: string[] = [];
+  if (config.nftport.apiKey) found.push("NFTPORT_API_KEY");
+  if (config.mailjet.userId) found.push("MAILJET_API_KEY");
+  if (config.mailjet.password) found.push("MAILJET_SECRET_KEY");
+  if (config.smtpUrl && smtpUrlHasCredentials(config.smtpUrl)) found.push("SMTP_URL");
+  return found;
+}
+
+function smtpUrlHasCredentials(url: string): boolean {
+  try {
+    const parsed = new URL(url);
+    return parsed.username !== "" || parsed.password !== "";
+  } catch {
+    // Not a URL we can read: assume it may carry credentials, the safe side.
+    return true;
+  }
+}
+
+/**
+ * Reads CHAINMAIL_TOKENS, CHAINMAIL_BODY_LIMIT_BYTES and CHAINMAIL_REQUEST_TIMEOUT_MS. Throws a clear error when
+ * default credentials are configured without any token: nobody else may spend the operator's keys.
+ */
+export function loadServerSettings(config: Config, overrides: { tokens?: string[] } = {}): ServerSettings {
+  const tokens = (overrides.tokens ?? (config.env.CHAINMAIL_TOKENS ?? "").split(","))
+    .map((t) => t.trim())
+    .filter((t) => t !== "");
+  const short = tokens.findIndex((t) => t.length < MIN_TOKEN_LENGTH);
+  if (short !== -1) {
+    throw new ChainmailError(
+      "INVALID_INPUT",
+      `Setting CHAINMAIL_TOKENS is invalid: token ${short + 1} is shorter than ${MIN_TOKEN_LENGTH} characters.`,
+      { hint: "Use long random tokens, e.g. `openssl rand -hex 32`.", details: { setting: "CHAINMAIL_TOKENS" } },
+    );
+  }
+  const credentials = operatorCredentials(config);
+  if (credentials.length > 0 && tokens.length === 0) {
+    throw new ChainmailError(
+      "INVALID_INPUT",
+      `chainmail serve refuses to start: ${credentials.join(", ")} ${credentials.length === 1 ? "is" : "are"} set, so anyone reaching the service could spend those credentials.`,
+      {
+        hint: "Set CHAINMAIL_TOKENS to one or more comma-separated bearer tokens (callers then send `Authorization: Bearer <token>`), or unset the default credentials so callers pass their own in params.",
+        details: { setting: "CHAINMAIL_TOKENS", credentials },
+      },
+    );
+  }
+  return {
+    tokens,
+    operatorCredentials: credentials,
+    bodyLimitBytes: positiveInt(config.env, "CHAINMAIL_BODY_LIMIT_BYTES", DEFAULT_BODY_LIMIT_BYTES),
+    requestTimeoutMs: positiveInt(config.env, "CHAINMAIL_REQUEST_TIMEOUT_MS", DEFAULT_REQUEST_TIMEOUT_MS),
+  };
+}
