@@ -1,6 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { runNode } from "../src/core/node.js";
-import { records } from "../src/core/paginate.js";
+import { PageError, pages, records } from "../src/core/paginate.js";
 import { nftTransactionsByContract, nftTransactionsByToken, nftTransactionsOnChain } from "../src/nodes/index.js";
 import { testConfig } from "./helpers.js";
 import { type NftportServer, startNftport, VALID_KEY } from "./upstreams/nftport.js";
@@ -40,11 +40,11 @@ describe("nft-transactions-by-contract", () => {
   it("sends several types as repeated keys", async () => {
     const out = await runNode(
       nftTransactionsByContract,
-      { query: { contract_address: CONTRACT_721, type: ["sale", "bid"] }, params },
+      { query: { contract_address: CONTRACT_721, type: ["sale", "list"] }, params },
       { config },
     );
-    expect(upstream.requests.at(-1)!.query.getAll("type")).toEqual(["sale", "bid"]);
-    expect(new Set(out.data!.transactions.map((r) => r.type))).toEqual(new Set(["sale", "bid"]));
+    expect(upstream.requests.at(-1)!.query.getAll("type")).toEqual(["sale", "list"]);
+    expect(new Set(out.data!.transactions.map((r) => r.type))).toEqual(new Set(["sale", "list"]));
   });
 
   it("keeps quantities and token ids beyond 2^53 exact", async () => {
@@ -85,6 +85,60 @@ describe("validation", () => {
 });
 
 describe("paging", () => {
+  const row = (n: number) =>
+    `{"type":"transfer","transfer_from":"0x01","transfer_to":"0x02","contract_address":"${CONTRACT_721}","token_id":"${n}","quantity":1,"transaction_hash":"0x${n}","block_hash":"0x${n}","block_number":${n},"transaction_date":"2023-01-01T00:00:00"}`;
+  const page = (continuation: string | undefined, ...ids: number[]) => ({
+    status: 200,
+    body: `{"response":"OK","transactions":[${ids.map(row).join(",")}]${continuation === undefined ? "" : `,"continuation":"${continuation}"`}}`,
+  });
+  const input = { query: { contract_address: CONTRACT_721, page_size: 2 }, params };
+
+  it("stops on a repeated continuation", async () => {
+    upstream.clearFaults();
+    upstream.fault(page("A", 1, 2), page("B", 3, 4), page("A", 5, 6));
+    const before = upstream.requests.length;
+    const got: { continuation: string }[] = [];
+    for await (const p of pages(nftTransactionsByContract, input as never, {}, { config })) got.push(p);
+    expect(upstream.requests.length - before).toBe(3);
+    expect(got.map((p) => p.continuation)).toEqual(["A", "B", ""]);
+  });
+
+  it("stops on an empty page even when it carries a continuation", async () => {
+    upstream.clearFaults();
+    upstream.fault(page("A", 1, 2), page("B"));
+    const before = upstream.requests.length;
+    const got: { transactions: unknown[] }[] = [];
+    for await (const p of pages(nftTransactionsByContract, input as never, {}, { config })) got.push(p);
+    expect(upstream.requests.length - before).toBe(2);
+    expect(got.map((p) => p.transactions.length)).toEqual([2, 0]);
+  });
+
+  it("never overshoots the limit even when the upstream sends more than asked", async () => {
+    upstream.clearFaults();
+    upstream.fault(page("A", 1, 2, 3, 4, 5));
+    const before = upstream.requests.length;
+    const seen: unknown[] = [];
+    for await (const r of records(nftTransactionsByContract, input as never, { limit: 3 }, { config })) seen.push(r);
+    expect(seen).toHaveLength(3);
+    expect(upstream.requests.length - before).toBe(1);
+  });
+
+  it("a failing page throws PageError with the continuation to resume from", async () => {
+    upstream.clearFaults();
+    upstream.fault(page("A", 1, 2), {
+      status: 401,
+      body: '{"response":"NOK","error":{"status_code":401,"code":"invalid_api_key","message":"bad"}}',
+    });
+    const got: unknown[] = [];
+    const err = await (async () => {
+      for await (const p of pages(nftTransactionsByContract, input as never, {}, { config })) got.push(p);
+    })().catch((e: unknown) => e);
+    expect(err).toBeInstanceOf(PageError);
+    expect((err as PageError).resumeFrom).toBe("A");
+    expect((err as PageError).payload.details.code).toBe("upstream_auth");
+    expect(got).toHaveLength(1);
+  });
+
   it("walks every page exactly once and stops", async () => {
     const seen: unknown[] = [];
     for await (const r of records(nftTransactionsOnChain, { query: { page_size: 7 }, params }, {}, { config }))

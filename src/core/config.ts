@@ -103,10 +103,12 @@ function dispatcherFor(env: Env): Dispatcher {
   const key = JSON.stringify([httpProxy, httpsProxy, noProxy]);
   let dispatcher = dispatchers.get(key);
   if (!dispatcher) {
+    // Always pass all three: undici would otherwise read process.env, and a config built from another record
+    // (a test, a library user) must not pick up this process's proxy.
     dispatcher = new EnvHttpProxyAgent({
-      ...(httpProxy ? { httpProxy } : {}),
-      ...(httpsProxy ? { httpsProxy } : {}),
-      ...(noProxy ? { noProxy } : {}),
+      httpProxy: httpProxy ?? "",
+      httpsProxy: httpsProxy ?? "",
+      noProxy: noProxy ?? "",
       connections: 64,
     });
     dispatchers.set(key, dispatcher);

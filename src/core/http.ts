@@ -117,12 +117,10 @@ async function attemptOnce(call: HttpCall): Promise<AttemptResult> {
       bodyTimeout: call.timeoutMs + 1_000,
     });
     const body = await res.body.text();
-    const response: RawResponse = {
-      status: res.statusCode,
-      headers: scrubHeaders(res.headers, call.secrets),
-      body: scrub(body, call.secrets),
-    };
-    return { outcome: { kind: "response", status: res.statusCode, headers: res.headers }, response };
+    // Scrubbed once: the outcome reaches onAttempt (logs, metrics) as well as the response port.
+    const headers = scrubHeaders(res.headers, call.secrets);
+    const response: RawResponse = { status: res.statusCode, headers, body: scrub(body, call.secrets) };
+    return { outcome: { kind: "response", status: res.statusCode, headers }, response };
   } catch (err) {
     if (call.signal?.aborted)
       return { outcome: { kind: "network", code: "ABORTED", requestSent: true }, error: aborted(call) };
@@ -170,6 +168,8 @@ export function retryAfterMs(header: string | string[] | undefined, now = Date.n
   const value = Array.isArray(header) ? header[0] : header;
   if (!value) return undefined;
   if (/^\s*\d+\s*$/.test(value)) return Number(value) * 1000;
+  // An HTTP date names its day and month; Date.parse alone would read "-5" as a year.
+  if (!/[a-z]{3}/i.test(value)) return undefined;
   const date = Date.parse(value);
   return Number.isNaN(date) ? undefined : Math.max(0, date - now);
 }
@@ -218,8 +218,8 @@ export function scrub(text: string, secrets: readonly string[] | undefined): str
 function scrubHeaders(
   headers: Record<string, string | string[] | undefined>,
   secrets: readonly string[] | undefined,
-): Record<string, unknown> {
-  const out: Record<string, unknown> = {};
+): Record<string, string | string[]> {
+  const out: Record<string, string | string[]> = {};
   for (const [name, value] of Object.entries(headers)) {
     if (value === undefined) continue;
     out[name] = Array.isArray(value) ? value.map((v) => scrub(v, secrets)) : scrub(value, secrets);

@@ -10,8 +10,8 @@ import { isInteger, parse as parseLossless } from "lossless-json";
 /** A JSON integer as chainmail holds it: a number when it is safe, a bigint beyond 2^53. */
 export type ExactInteger = number | bigint;
 
-// A number token starts right after `:`, `[` or `,`; 16 or more digits may exceed 2^53.
-const LONG_INTEGER = /[:[,]\s*-?\d{16,}(?![\d.eE])/;
+// A number token starts the text or follows `:`, `[` or `,`; 16 or more digits may exceed 2^53.
+const LONG_INTEGER = /(?:^|[:[,])\s*-?\d{16,}(?![\d.eE])/;
 
 function parseNumber(text: string): number | bigint {
   if (isInteger(text)) {

@@ -63,18 +63,19 @@ function describe(portName: string, error: ValueError): Violation {
   const schema = error.schema as TSchema & Record<string, unknown>;
   const field = pointerToField(portName, error.path);
   const secret = schema["x-secret"] === true;
-  const missing = error.type === ValueErrorType.ObjectRequiredProperty || error.value === undefined;
+  const missing =
+    error.type === ValueErrorType.ObjectRequiredProperty ||
+    (error.value === undefined && error.type !== ValueErrorType.ObjectAdditionalProperties);
   if (missing) {
     return { field, rule: "required", message: `${field} is required` };
   }
   if (error.type === ValueErrorType.ObjectAdditionalProperties) {
-    // TypeBox's path already ends with the unknown key; its value may be anything (even a 20 MB string).
+    // TypeBox reports the unknown key itself: its path ends with the key, `schema` is the enclosing object.
     const allowed = Object.keys((schema.properties as object) ?? {});
-    const unknownField = field;
     return {
-      field: unknownField,
+      field,
       rule: `known fields: ${allowed.join(", ")}`,
-      message: `${unknownField} is not a known field (known fields: ${allowed.join(", ")})`,
+      message: `${field} is not a known field (known fields: ${allowed.join(", ")})`,
     };
   }
   const rule = ruleOf(schema, error);

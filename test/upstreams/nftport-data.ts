@@ -4,7 +4,7 @@
  */
 import { readdirSync, readFileSync } from "node:fs";
 import { join } from "node:path";
-import { parseJson } from "../../src/core/json.js";
+import { parseJson, stringifyJson } from "../../src/core/json.js";
 import type { Dataset, Rec } from "./nftport.js";
 
 export const CONTRACT_721 = "0x1111111111111111111111111111111111111111";
@@ -107,24 +107,35 @@ export function syntheticRecords(contract: string, count: number, firstBlock = 1
   return out;
 }
 
+/** The directory of the saved real NFTPort responses. */
+export const FIXTURES = join(import.meta.dirname, "..", "fixtures", "nftport");
+
+/** The OK pages in one fixture file: a single response, or an array of saved responses (S4b). */
+export function realPages(text: string): { transactions: Rec[]; continuation?: string }[] {
+  const body = parseJson(text) as unknown;
+  const all = Array.isArray(body) ? body : [body];
+  return all.filter((r): r is { transactions: Rec[] } =>
+    Array.isArray((r as { transactions?: unknown })?.transactions),
+  );
+}
+
 /** Every record of the saved real responses in test/fixtures/nftport, with the contract it belongs to. */
 export function realRecords(): Rec[] {
-  const dir = join(import.meta.dirname, "..", "fixtures", "nftport");
   const out: Rec[] = [];
   const seen = new Set<string>();
-  for (const file of readdirSync(dir)
+  // Whole saved responses first, the reference excerpts (e*-reference.json, a few rows of them) last, so that the
+  // load order, which breaks ties within a block, is the order the real upstream sent.
+  const files = readdirSync(FIXTURES)
     .filter((f) => f.endsWith(".json"))
-    .sort()) {
-    const body = parseJson(readFileSync(join(dir, file), "utf8")) as { transactions?: Rec[] };
-    for (const r of body.transactions ?? []) {
-      const key = JSON.stringify([
-        r.transaction_hash,
-        r.type,
-        (r.nft as { token_id?: string })?.token_id ?? r.token_id,
-        r.transaction_date,
-      ]);
+    .sort((a, b) => Number(a.includes("-reference")) - Number(b.includes("-reference")) || a.localeCompare(b));
+  for (const file of files) {
+    for (const r of realPages(readFileSync(join(FIXTURES, file), "utf8")).flatMap((page) => page.transactions)) {
+      // The same row saved twice (an excerpt of a saved page, a repeated call) is one record.
+      const key = stringifyJson(r);
       if (seen.has(key)) continue;
       seen.add(key);
+      // The load order, which the server uses to order rows of one block as the upstream did.
+      Object.defineProperty(r, "__seq", { value: 1_000_000 + out.length, enumerable: false, configurable: true });
       out.push(r);
     }
   }

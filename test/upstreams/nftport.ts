@@ -15,8 +15,8 @@ export const VALID_KEY = "3f2b8c1e-6a4d-4e8f-9b7a-1c2d3e4f5a6b";
 export const SUSPENDED_KEY = "00000000-0000-4000-8000-00000000dead";
 const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
 const ADDRESS = /^0x[0-9a-fA-F]{40}$/;
+/** The `type` filter values NFTPort's spec lists for every transactions endpoint (reference §3.1, §4.7): no `bid`. */
 const FILTER_TYPES = ["transfer", "mint", "burn", "sale", "list", "all"];
-const BY_CONTRACT_FILTER_TYPES = [...FILTER_TYPES, "bid"];
 
 export type Rec = Record<string, unknown> & { type: string; block_number?: number; transaction_date: string };
 
@@ -24,11 +24,54 @@ export interface Fault {
   status?: number;
   body?: string;
   headers?: Record<string, string>;
-  /** Wait this long before answering. */
+  /** Wait this long before answering (a slow upstream). */
   delayMs?: number;
-  /** Close the socket without answering. */
+  /** Close the socket without answering (connection reset). */
   destroy?: boolean;
+  /** Send the status, headers and half of `body`, then drop the connection (a broken answer). */
+  dropMidBody?: boolean;
+  /** Serve this fault to this many requests in a row (default 1). */
+  times?: number;
+  /** Let this many requests through normally first (a failure midway through paging). */
+  after?: number;
 }
+
+/** The real 429 body NFTPort sent (S4b): no `response` key. */
+export const RATE_LIMIT_BODY =
+  '{"error":{"status_code":429,"code":"too_many_requests","message":"Too many requests hit the API too quickly (per one second). We recommend an exponential backoff of your requests. See rate limit details at https://docs.nftport.xyz/docs/nftport/ZG9jOjQ1ODQ4NzQ4-quotas. If you need higher limits, see https://www.nftport.xyz/pricing"}}';
+
+/** Ready-made faults, one per way an upstream answer can go wrong. */
+export const FAULTS = {
+  rateLimited: (retryAfter?: string): Fault => ({
+    status: 429,
+    body: RATE_LIMIT_BODY,
+    ...(retryAfter === undefined ? {} : { headers: { "retry-after": retryAfter } }),
+  }),
+  serverErrorJson: (): Fault => ({
+    status: 500,
+    body: '{"response":"NOK","error":{"status_code":500,"code":"internal_error","message":"Internal server error."}}',
+  }),
+  badGatewayHtml: (): Fault => ({
+    status: 502,
+    headers: { "content-type": "text/html" },
+    body: "<html><head><title>502 Bad Gateway</title></head><body><center><h1>502 Bad Gateway</h1></center></body></html>",
+  }),
+  unavailableEmpty: (): Fault => ({ status: 503, body: "" }),
+  okEmptyBody: (): Fault => ({ status: 200, body: "" }),
+  okInvalidJson: (): Fault => ({ status: 200, body: '{"response":"OK","transactions":[{"type":"sale",' }),
+  okHtml: (): Fault => ({
+    status: 200,
+    headers: { "content-type": "text/html" },
+    body: "<!doctype html><title>Captive portal</title><p>Please log in</p>",
+  }),
+  reset: (): Fault => ({ destroy: true }),
+  dropMidBody: (): Fault => ({
+    status: 200,
+    body: '{"response":"OK","transactions":[]}'.repeat(40),
+    dropMidBody: true,
+  }),
+  slow: (delayMs: number): Fault => ({ delayMs }),
+} as const;
 
 export interface RequestLog {
   method: string;
@@ -44,6 +87,8 @@ export interface NftportServer {
   requests: RequestLog[];
   /** Queues faults: each next request gets the next fault instead of a normal answer. */
   fault(...faults: Fault[]): void;
+  /** Drops every queued fault. */
+  clearFaults(): void;
   close(): Promise<void>;
 }
 
@@ -52,12 +97,9 @@ export interface Dataset {
   byContract: Map<string, Rec[]>;
 }
 
-/** The sort key of a record: block number, then a stable tiebreaker. */
-function recordKey(r: Rec): [number, string] {
-  return [
-    r.block_number ?? Date.parse(`${r.transaction_date}Z`) / 1000,
-    String(r.transaction_hash ?? "") + String(r.__seq ?? ""),
-  ];
+/** The sort key of a record: block number (or its time, for off-chain rows), then the order it was loaded in. */
+function recordKey(r: Rec): [number, number] {
+  return [r.block_number ?? Date.parse(`${r.transaction_date}Z`) / 1000, Number(r.__seq ?? 0)];
 }
 
 function tokenOf(r: Rec): string {
@@ -70,10 +112,15 @@ function contractOf(r: Rec): string {
   return String(nft?.contract_address ?? r.contract_address).toLowerCase();
 }
 
-/** NFTPort filter semantics: `all` is no filter; `list` also returns `cancel_list`, `bid` `cancel_bid`. */
-function matches(r: Rec, types: string[]): boolean {
+/**
+ * NFTPort filter semantics: `all` is no filter; `list` also returns `cancel_list`. On the by-NFT endpoint `sale`
+ * also returns `cancel_list` rows, as every real `type=sale` response did (reference §4.7, S4b/S4c).
+ */
+function matches(r: Rec, types: string[], byNft: boolean): boolean {
   if (types.length === 0 || types.includes("all")) return true;
-  return types.some((t) => r.type === t || r.type === `cancel_${t}`);
+  return types.some(
+    (t) => r.type === t || r.type === `cancel_${t}` || (byNft && t === "sale" && r.type === "cancel_list"),
+  );
 }
 
 export async function startNftport(dataset: Dataset): Promise<NftportServer> {
@@ -87,7 +134,8 @@ export async function startNftport(dataset: Dataset): Promise<NftportServer> {
   let seq = 0;
   for (const [contract, recs] of dataset.byContract) {
     for (const r of recs) {
-      Object.defineProperty(r, "__seq", { value: seq++, enumerable: false });
+      if (r.__seq === undefined)
+        Object.defineProperty(r, "__seq", { value: seq++, enumerable: false, configurable: true });
       if (contractOf(r) !== contract) throw new Error(`fixture record under ${contract} belongs to ${contractOf(r)}`);
       all.push(r);
     }
@@ -95,9 +143,20 @@ export async function startNftport(dataset: Dataset): Promise<NftportServer> {
   const ascending = (a: Rec, b: Rec) => {
     const [ka, ta] = recordKey(a);
     const [kb, tb] = recordKey(b);
-    return ka - kb || (ta < tb ? -1 : ta > tb ? 1 : 0);
+    return ka - kb || ta - tb;
   };
   all.sort(ascending);
+  const newestFirst = (a: Rec, b: Rec) => recordKey(b)[0] - recordKey(a)[0] || recordKey(a)[1] - recordKey(b)[1];
+  // Sorted once per contract, so that a large dataset pages fast (benchmarks page through 10,000 rows).
+  const sorted = new Map<string, Rec[]>();
+  const sortedByContract = (contract: string): Rec[] => {
+    let rows = sorted.get(contract);
+    if (!rows) {
+      rows = (dataset.byContract.get(contract) ?? []).slice().sort(newestFirst);
+      sorted.set(contract, rows);
+    }
+    return rows;
+  };
 
   const send = (res: ServerResponse, status: number, body: unknown, headers: Record<string, string> = {}) => {
     const text = typeof body === "string" ? body : stringifyJson(body);
@@ -116,16 +175,28 @@ export async function startNftport(dataset: Dataset): Promise<NftportServer> {
       authorization: req.headers.authorization,
       headers: req.headers,
     });
-    const fault = faults.shift();
+    const fault = faults[0]?.after ? undefined : faults[0];
+    if (faults[0]?.after) faults[0].after--;
     if (fault) {
+      fault.times = (fault.times ?? 1) - 1;
+      if (fault.times <= 0) faults.shift();
       if (fault.delayMs) await new Promise((r) => setTimeout(r, fault.delayMs));
       if (fault.destroy) {
         req.socket.destroy();
         return;
       }
       if (fault.status !== undefined) {
-        res.writeHead(fault.status, { "content-type": "application/json", ...fault.headers });
-        res.end(fault.body ?? "");
+        const body = fault.body ?? "";
+        res.writeHead(fault.status, {
+          "content-type": "application/json",
+          "content-length": String(Buffer.byteLength(body)),
+          ...fault.headers,
+        });
+        if (fault.dropMidBody) {
+          res.write(body.slice(0, Math.floor(body.length / 2)), () => req.socket.destroy());
+          return;
+        }
+        res.end(body);
         return;
       }
     }
@@ -157,7 +228,7 @@ export async function startNftport(dataset: Dataset): Promise<NftportServer> {
     const parts = url.pathname.split("/").filter(Boolean); // v0 transactions nfts <contract> <token>
     if (parts[0] !== "v0" || parts[1] !== "transactions") return nok(res, 404, "not_found", "Not Found");
     const chainWide = parts.length === 2;
-    const allowed = chainWide ? FILTER_TYPES : parts.length === 4 ? BY_CONTRACT_FILTER_TYPES : FILTER_TYPES;
+    const allowed = FILTER_TYPES;
     const types = q.getAll("type");
     const badType = types.find((t) => !allowed.includes(t));
     if (badType !== undefined) {
@@ -170,7 +241,6 @@ export async function startNftport(dataset: Dataset): Promise<NftportServer> {
     }
 
     let rows: Rec[];
-    let newestFirst: boolean;
     let scope: string;
     if (chainWide) {
       const from = q.get("from_block");
@@ -181,19 +251,18 @@ export async function startNftport(dataset: Dataset): Promise<NftportServer> {
           (from === null || r.block_number >= Number(from)) &&
           (to === null || r.block_number <= Number(to)),
       );
-      newestFirst = false;
       scope = `chain|${from}|${to}`;
     } else {
       if (parts[2] !== "nfts" || parts.length > 5) return nok(res, 404, "not_found", "Not Found");
       const contract = decodeURIComponent(parts[3] ?? "");
       if (!ADDRESS.test(contract)) return nok(res, 422, "invalid_address", "Invalid contract address.");
       const token = parts[4] === undefined ? undefined : decodeURIComponent(parts[4]);
-      rows = (dataset.byContract.get(contract.toLowerCase()) ?? []).slice().sort(ascending).reverse();
+      // Newest block first; rows of one block keep the order the upstream sent them in.
+      rows = sortedByContract(contract.toLowerCase());
       if (token !== undefined) rows = rows.filter((r) => tokenOf(r) === token);
-      newestFirst = true;
       scope = `${contract.toLowerCase()}|${token}`;
     }
-    rows = rows.filter((r) => matches(r, types));
+    rows = rows.filter((r) => matches(r, types, parts.length === 5));
     scope += `|${types.slice().sort().join(",")}`;
 
     let start = 0;
@@ -219,7 +288,6 @@ export async function startNftport(dataset: Dataset): Promise<NftportServer> {
       cursors.set(token, { scope, index: start + page.length });
       body.continuation = token;
     }
-    void newestFirst;
     send(res, 200, body);
   };
 
@@ -236,6 +304,9 @@ export async function startNftport(dataset: Dataset): Promise<NftportServer> {
     server,
     requests,
     fault: (...f) => faults.push(...f),
+    clearFaults: () => {
+      faults.length = 0;
+    },
     close: () =>
       new Promise<void>((resolve) => {
         server.closeAllConnections();

@@ -101,12 +101,18 @@ export function interpret(response: RawResponse, attempts: number): RetrieverOut
   if (!upstreamCode && status !== 429) {
     // Not NFTPort's JSON error envelope: a proxy page, an empty body, a wrong base URL.
     if (status >= 500) {
+      const type = String(response.headers["content-type"] ?? "no content type");
+      const body = response.body === "" ? "an empty body" : `${type}: ${JSON.stringify(response.body.slice(0, 60))}`;
       return fail(
         response,
-        new ChainmailError("UPSTREAM_SERVER_ERROR", `NFTPort failed${said} after ${attempts} attempt(s).`, {
-          hint: "The service is having trouble; try again later.",
-          details,
-        }),
+        new ChainmailError(
+          "UPSTREAM_SERVER_ERROR",
+          `NFTPort failed (HTTP ${status}, ${body}) after ${attempts} attempt(s).`,
+          {
+            hint: "NFTPort or a proxy in between is having trouble; try again later.",
+            details: { ...details, content_type: type },
+          },
+        ),
       );
     }
     return fail(response, badResponse(response, parseError, attempts));
@@ -183,7 +189,8 @@ function fieldHint(code: string | undefined): string {
     case "chain_not_supported":
       return "Check params.chain.";
     case "invalid_enumeration":
-      return "Check query.type: a value is not one NFTPort allows here.";
+      // NFTPort's documented filter has no `bid` (SPEC.md allows it for by-contract).
+      return "Check query.type: NFTPort's filter accepts transfer, mint, burn, sale, list and all; for bids, ask for all and keep the bid rows.";
     case "value_error":
     case "invalid_type":
       return "Check query.page_size (NFTPort accepts 1 to 50) and the other query fields.";

@@ -1,0 +1,68 @@
+import { describe, expect, it } from "vitest";
+import { parseJson, stringifyJson, toExactInteger } from "../src/core/json.js";
+
+describe("parseJson", () => {
+  it("keeps integers beyond 2^53 exact as bigint, safe ones as number", () => {
+    const value = parseJson('{"q":10000000000000000000001,"n":-9007199254740993,"s":9007199254740991,"b":16532560}');
+    expect(value).toEqual({ q: 10000000000000000000001n, n: -9007199254740993n, s: 9007199254740991, b: 16532560 });
+  });
+
+  it("a bare top-level unsafe integer stays exact", () => {
+    expect(parseJson("12345678901234567890")).toBe(12345678901234567890n);
+    expect(parseJson(" [1, 98765432109876543210]")).toEqual([1, 98765432109876543210n]);
+  });
+
+  it("fast path: no long integer literal gives the same result as JSON.parse", () => {
+    const text =
+      '{"token_id":"79400006447981872162108805936960249632419041130515543620398493819452073705492","p":0.28042}';
+    expect(parseJson(text)).toEqual(JSON.parse(text));
+  });
+
+  it("slow path keeps floats as numbers (including long fractions and exponents)", () => {
+    const value = parseJson('{"q":10000000000000000000000,"usd":182.75165880107699,"e":1.5e300,"z":0.0}') as Record<
+      string,
+      unknown
+    >;
+    expect(value).toEqual({ q: 10000000000000000000000n, usd: 182.75165880107699, e: 1.5e300, z: 0 });
+    expect(typeof value.usd).toBe("number");
+  });
+
+  it("16+ digit numbers with a fraction are floats, not bigints", () => {
+    expect(parseJson('{"x":12345678901234567.5}')).toEqual({ x: Number("12345678901234567.5") });
+  });
+
+  it("digits inside strings are left alone", () => {
+    expect(parseJson('{"s":"a:12345678901234567890"}')).toEqual({ s: "a:12345678901234567890" });
+  });
+
+  it("throws SyntaxError on invalid JSON on both paths", () => {
+    expect(() => parseJson('{"a":')).toThrow(SyntaxError);
+    expect(() => parseJson('{"a":12345678901234567890')).toThrow();
+  });
+});
+
+describe("stringifyJson", () => {
+  it("writes bigints as bare integers and round-trips exactly", () => {
+    const text = '{"quantity":10000000000000000000000,"token_id":"1","n":[1,-98765432109876543210]}';
+    expect(stringifyJson(parseJson(text))).toBe(text);
+  });
+
+  it("is JSON.stringify when there is no bigint", () => {
+    const value = { a: [1, 2.5, "x"], b: null, c: { d: true } };
+    expect(stringifyJson(value, 2)).toBe(JSON.stringify(value, null, 2));
+  });
+
+  it("indents like JSON.stringify with bigints too", () => {
+    expect(stringifyJson({ q: 2n ** 80n }, 2)).toBe('{\n  "q": 1208925819614629174706176\n}');
+  });
+});
+
+describe("toExactInteger", () => {
+  it("converts digit strings and integer numbers, rejects the rest", () => {
+    expect(toExactInteger("42")).toBe(42);
+    expect(toExactInteger("10000000000000000000000")).toBe(10000000000000000000000n);
+    expect(toExactInteger(7)).toBe(7);
+    expect(toExactInteger(1.5)).toBeUndefined();
+    expect(toExactInteger("1e3")).toBeUndefined();
+  });
+});
