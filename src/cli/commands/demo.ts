@@ -17,9 +17,16 @@ export function registerDemo(program: Command): void {
       if (port !== undefined && (!Number.isInteger(port) || port < 0 || port > 65535)) {
         throw new UsageError(`--port ${options.port} is invalid: must be an integer from 0 to 65535`);
       }
+      // First signal: orderly stop. A second one while stopping: exit at once (the exit hook still kills anvil).
+      let signals = 0;
       const stopped = new Promise<NodeJS.Signals>((resolve) => {
-        process.once("SIGINT", () => resolve("SIGINT"));
-        process.once("SIGTERM", () => resolve("SIGTERM"));
+        const onSignal = (signal: NodeJS.Signals) => {
+          if (++signals > 1) process.exit(130);
+          resolve(signal);
+        };
+        process.on("SIGINT", onSignal);
+        process.on("SIGTERM", onSignal);
+        process.on("SIGHUP", onSignal);
       });
       const demo = await startDemo({
         dataDir: options.dataDir,
