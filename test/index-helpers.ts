@@ -3,35 +3,14 @@
  * for (installed with `anvil_setCode`, so every record kind can be produced without compiling Solidity), and
  * encoders for the events the index decodes.
  */
-import { type ChildProcess, spawn } from "node:child_process";
-import { createRequire } from "node:module";
-import { createServer } from "node:net";
-import { dirname, join } from "node:path";
 import { setTimeout as sleep } from "node:timers/promises";
+import { startAnvil as startDevChain } from "../src/demo/devchain.js";
 import { TOPIC } from "../src/sources/index/decode.js";
 
 export interface Anvil {
   rpcUrl: string;
   rpc<T = unknown>(method: string, params?: unknown[]): Promise<T>;
   stop(): Promise<void>;
-}
-
-export async function freePort(): Promise<number> {
-  return new Promise((resolve, reject) => {
-    const server = createServer();
-    server.once("error", reject);
-    server.listen(0, "127.0.0.1", () => {
-      const { port } = server.address() as { port: number };
-      server.close(() => resolve(port));
-    });
-  });
-}
-
-function anvilBinary(): string {
-  const require = createRequire(import.meta.url);
-  const arch = process.arch === "x64" ? "amd64" : process.arch;
-  const pkg = require.resolve(`@foundry-rs/anvil-${process.platform}-${arch}/package.json`);
-  return join(dirname(pkg), "bin", "anvil");
 }
 
 export async function rpcCall<T>(url: string, method: string, params: unknown[] = []): Promise<T> {
@@ -45,35 +24,13 @@ export async function rpcCall<T>(url: string, method: string, params: unknown[] 
   return body.result as T;
 }
 
-/** Starts anvil on a free loopback port; `stop()` kills exactly that process. */
+/** Starts anvil (src/demo/devchain.ts) on a free loopback port; `stop()` kills exactly that process. */
 export async function startAnvil(): Promise<Anvil> {
-  const port = await freePort();
-  const child: ChildProcess = spawn(anvilBinary(), ["--port", String(port), "--host", "127.0.0.1", "--silent"], {
-    stdio: "ignore",
-  });
-  const rpcUrl = `http://127.0.0.1:${port}`;
-  const rpc = <T>(method: string, params: unknown[] = []) => rpcCall<T>(rpcUrl, method, params);
-  for (let i = 0; ; i++) {
-    try {
-      await rpc("eth_blockNumber");
-      break;
-    } catch (err) {
-      if (i > 100) {
-        child.kill();
-        throw err;
-      }
-      await sleep(100);
-    }
-  }
+  const chain = await startDevChain();
   return {
-    rpcUrl,
-    rpc,
-    stop: async () => {
-      if (child.exitCode !== null) return;
-      const exited = new Promise((resolve) => child.once("exit", resolve));
-      child.kill("SIGTERM");
-      await exited;
-    },
+    rpcUrl: chain.rpcUrl,
+    rpc: <T>(method: string, params: unknown[] = []) => rpcCall<T>(chain.rpcUrl, method, params),
+    stop: () => chain.stop(),
   };
 }
 
@@ -105,17 +62,29 @@ export interface EmitResult {
   blockNumber: number;
 }
 
-/** Makes `contract` emit a log with these topics and data (hex without 0x). One transaction, mined at once. */
-export async function emit(anvil: Anvil, contract: string, topics: string[], data = ""): Promise<EmitResult> {
+/** The transaction that makes an emitter at `contract` log these topics and data. */
+export function emitTx(contract: string, topics: string[], data = "") {
   const padded = [...topics, ...Array(4 - topics.length).fill(topic(0))];
   const calldata = `0x${word(topics.length)}${padded.map((t) => t.slice(2)).join("")}${data}`;
-  const txHash = await anvil.rpc<string>("eth_sendTransaction", [
-    { from: SENDER, to: contract, data: calldata, gas: "0x100000" },
-  ]);
-  const receipt = await anvil.rpc<{ blockNumber: string; status: string; logs: unknown[] }>(
-    "eth_getTransactionReceipt",
-    [txHash],
-  );
+  return { from: SENDER, to: contract, data: calldata, gas: "0x100000" };
+}
+
+export async function receiptOf(anvil: Anvil, txHash: string) {
+  for (let i = 0; i < 200; i++) {
+    const receipt = await anvil.rpc<{ blockNumber: string; status: string; logs: unknown[] } | null>(
+      "eth_getTransactionReceipt",
+      [txHash],
+    );
+    if (receipt) return receipt;
+    await sleep(10);
+  }
+  throw new Error(`no receipt for ${txHash}`);
+}
+
+/** Makes `contract` emit a log with these topics and data (hex without 0x). One transaction, mined at once. */
+export async function emit(anvil: Anvil, contract: string, topics: string[], data = ""): Promise<EmitResult> {
+  const txHash = await anvil.rpc<string>("eth_sendTransaction", [emitTx(contract, topics, data)]);
+  const receipt = await receiptOf(anvil, txHash);
   if (receipt.status !== "0x1" || receipt.logs.length !== 1) throw new Error(`emit failed: ${JSON.stringify(receipt)}`);
   return { txHash, blockNumber: Number(receipt.blockNumber) };
 }

@@ -379,7 +379,8 @@ export function suggestedRange(message: string, from: number): number | undefine
 
 function toIndexError(err: unknown, origin: string): unknown {
   if (err instanceof RpcError) {
-    return new ChainmailError("UPSTREAM_REJECTED", `The JSON-RPC node at ${origin} refused ${err.message}.`, {
+    const said = `${err.method}: ${err.rpcMessage} (JSON-RPC code ${err.code})`;
+    return new ChainmailError("UPSTREAM_REJECTED", `The JSON-RPC node at ${origin} refused ${said}.`, {
       hint: "Check --rpc and that the node serves eth_getLogs for the requested blocks.",
       details: { upstream: "JSON-RPC node", rpc_code: err.code, method: err.method },
     });

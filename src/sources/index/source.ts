@@ -110,7 +110,7 @@ function answer(
           hint: "Pass query.continuation exactly as the previous page of the same query returned it, or omit it to start over.",
           details: { field: "query.continuation", source: "index" },
         }),
-        422,
+        400,
       );
     }
   }

@@ -269,7 +269,14 @@ export class IndexStore {
       args.high = high;
     }
     const dir = ascending ? "ASC" : "DESC";
-    const sql = `SELECT * FROM activity ${where.length ? `WHERE ${where.join(" AND ")}` : ""}
+    // With a block bound SQLite may prefer the contract index for a token query and scan the whole contract.
+    const index =
+      query.tokenId !== undefined
+        ? "INDEXED BY activity_by_token"
+        : query.contract !== undefined
+          ? "INDEXED BY activity_by_contract"
+          : "";
+    const sql = `SELECT * FROM activity ${index} ${where.length ? `WHERE ${where.join(" AND ")}` : ""}
       ORDER BY block_number ${dir}, log_index ${dir}, batch_index ${dir} LIMIT @limit`;
     let statement = this.statements.get(sql);
     if (!statement) {

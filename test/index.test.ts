@@ -1,0 +1,448 @@
+/**
+ * The own index against a real anvil: every record kind, resume and restart without duplicates, a provider that
+ * refuses log ranges, keyset paging with every page size, continuations, and the three nodes over the index.
+ */
+import { mkdtempSync, rmSync } from "node:fs";
+import { createServer, type Server } from "node:http";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { loadConfig } from "../src/core/config.js";
+import { parseJson } from "../src/core/json.js";
+import { runNode } from "../src/core/node.js";
+import { nftTransactionsByContract, nftTransactionsByToken, nftTransactionsOnChain } from "../src/nodes/index.js";
+import type { TransactionRecord } from "../src/schemas/transactions.js";
+import { TOPIC } from "../src/sources/index/decode.js";
+import { type IndexChainOptions, indexChain } from "../src/sources/index/indexer.js";
+import { closeIndexSources } from "../src/sources/index/source.js";
+import { IndexStore } from "../src/sources/index/store.js";
+import { buildChain, type ChainFixture, HUGE_ID, NFT721, NFT1155, TOKEN20 } from "./index-fixture.js";
+import { type Anvil, startAnvil } from "./index-helpers.js";
+
+let anvil: Anvil;
+let chain: ChainFixture;
+let dir: string;
+let mainDb: string;
+
+const dbPath = (name: string) => join(dir, `${name}.sqlite`);
+const options = (db: string, extra: Partial<IndexChainOptions> = {}): IndexChainOptions => ({
+  rpcUrl: anvil.rpcUrl,
+  dbPath: db,
+  follow: false,
+  ...chain.options,
+  ...extra,
+});
+const config = (db: string) => loadConfig({ NFT_SOURCE: "index", INDEX_DB: db, CHAINMAIL_RETRY_BASE_MS: "10" });
+const blockOf = (r: TransactionRecord) => (r as { block_number: number }).block_number;
+
+beforeAll(async () => {
+  dir = mkdtempSync(join(tmpdir(), "chainmail-index-"));
+  anvil = await startAnvil();
+  chain = await buildChain(anvil);
+  mainDb = dbPath("main");
+  await indexChain(options(mainDb));
+});
+
+afterAll(async () => {
+  closeIndexSources();
+  await anvil?.stop();
+  rmSync(dir, { recursive: true, force: true });
+});
+
+/** Every record of the whole chain through the node, page by page. */
+async function allOnChain(db: string, pageSize = 50, query: Record<string, unknown> = {}) {
+  const out: TransactionRecord[] = [];
+  let continuation: string | undefined;
+  for (let guard = 0; guard < 1000; guard++) {
+    const result = await runNode(
+      nftTransactionsOnChain,
+      { query: { ...query, page_size: pageSize, ...(continuation ? { continuation } : {}) }, params: {} },
+      { config: config(db) },
+    );
+    expect(result.error).toBeUndefined();
+    out.push(...result.data!.transactions);
+    continuation = result.data!.continuation;
+    if (!continuation) return out;
+  }
+  throw new Error("paging did not end");
+}
+
+describe("event topics", () => {
+  it("are the keccak-256 of the event signatures (asked of anvil)", async () => {
+    const sha3 = (sig: string) => anvil.rpc<string>("web3_sha3", [`0x${Buffer.from(sig).toString("hex")}`]);
+    expect(await sha3("Transfer(address,address,uint256)")).toBe(TOPIC.transfer);
+    expect(await sha3("TransferSingle(address,address,address,uint256,uint256)")).toBe(TOPIC.transferSingle);
+    expect(await sha3("TransferBatch(address,address,address,uint256[],uint256[])")).toBe(TOPIC.transferBatch);
+    expect(await sha3("AnswerUpdated(int256,uint256,uint256)")).toBe(TOPIC.answerUpdated);
+    expect(
+      await sha3(
+        "OrderFulfilled(bytes32,address,address,address,(uint8,address,uint256,uint256)[],(uint8,address,uint256,uint256,address)[])",
+      ),
+    ).toBe(TOPIC.orderFulfilled);
+  });
+});
+
+describe("indexChain", () => {
+  it("indexes every record kind in NFTPort's shapes, ignoring ERC-20 transfers, other exchanges and bundles", async () => {
+    expect(await allOnChain(mainDb)).toEqual(chain.expected);
+    const kinds = new Set(chain.expected.map((r) => r.type));
+    expect(kinds).toEqual(new Set(["mint", "transfer", "burn", "sale"]));
+  });
+
+  it("stores sale prices exactly, gross of fees, with price_usd from the feed only for ETH and ETH-like tokens", () => {
+    const store = IndexStore.open(mainDb);
+    try {
+      const sales = store.page({ kinds: ["sale"], direction: "asc", limit: 10 });
+      expect(sales.map((s) => [s.price, s.currency, s.price_usd])).toEqual([
+        ["1", null, null],
+        ["0.5", chain.options.ethTokens[0], 1500.06172839],
+        ["2.500000000000000001", TOKEN20, null],
+      ]);
+    } finally {
+      store.close();
+    }
+  });
+
+  it("keeps token ids and quantities beyond 2^53 exact", async () => {
+    const out = await runNode(
+      nftTransactionsByToken,
+      { query: { contract_address: NFT1155, token_id: HUGE_ID.toString() }, params: {} },
+      { config: config(mainDb) },
+    );
+    expect(out.data!.transactions).toHaveLength(1);
+    expect(out.data!.transactions[0]).toMatchObject({
+      type: "mint",
+      token_id: HUGE_ID.toString(),
+      quantity: 2n ** 64n + 1n,
+    });
+    expect(out.response!.body).toContain(`"quantity":${2n ** 64n + 1n}`);
+  });
+
+  it("re-running inserts nothing and reports the head", async () => {
+    const again = await indexChain(options(mainDb));
+    expect(again).toEqual({ lastBlock: chain.head, records: 0 });
+    expect(await allOnChain(mainDb)).toEqual(chain.expected);
+  });
+
+  it("resumes after a stop mid-way without losing or duplicating a record", async () => {
+    const db = dbPath("restart");
+    const stop = new AbortController();
+    const first = await indexChain(
+      options(db, {
+        maxRange: 2,
+        follow: true,
+        signal: stop.signal,
+        onProgress: (p) => {
+          if (p.block >= 6) stop.abort();
+        },
+      }),
+    );
+    expect(first.lastBlock).toBeGreaterThanOrEqual(6);
+    expect(first.lastBlock).toBeLessThan(chain.head);
+    const partial = await allOnChain(db);
+    expect(partial).toEqual(chain.expected.filter((r) => blockOf(r) <= first.lastBlock));
+    const second = await indexChain(options(db, { maxRange: 3 }));
+    expect(second.lastBlock).toBe(chain.head);
+    expect(first.records + second.records).toBe(chain.expected.length);
+    expect(await allOnChain(db)).toEqual(chain.expected);
+  });
+
+  it("refuses to continue an index built for other contracts", async () => {
+    await expect(indexChain(options(mainDb, { contracts: [NFT721] }))).rejects.toThrow(/built for contracts/);
+  });
+
+  it("with --contracts indexes only those contracts (and their sales)", async () => {
+    const db = dbPath("contracts");
+    await indexChain(options(db, { contracts: [NFT1155] }));
+    const expected = chain.expected.filter(
+      (r) =>
+        ((r as { contract_address?: string }).contract_address ??
+          (r as { nft?: { contract_address: string } }).nft?.contract_address) === NFT1155,
+    );
+    expect(expected.length).toBeGreaterThan(3);
+    expect(await allOnChain(db)).toEqual(expected);
+  });
+
+  it("starts a new index at --from-block", async () => {
+    const db = dbPath("from-block");
+    await indexChain(options(db, { fromBlock: 8 }));
+    // The feed's answer came before block 8, so the index has no ETH/USD rate for the WETH sale: null.
+    const expected = chain.expected
+      .filter((r) => blockOf(r) >= 8)
+      .map((r) => (r.type === "sale" ? { ...r, price_details: { ...r.price_details, price_usd: null } } : r));
+    expect(await allOnChain(db)).toEqual(expected);
+  });
+
+  for (const style of ["hint", "plain"] as const) {
+    it(`shrinks the eth_getLogs range when the provider refuses it (${style} error) and grows it back`, async () => {
+      const proxy = await refusingProxy(anvil.rpcUrl, 3, style);
+      try {
+        const db = dbPath(`refused-${style}`);
+        const result = await indexChain(options(db, { rpcUrl: proxy.url, maxRange: 50 }));
+        expect(result.lastBlock).toBe(chain.head);
+        expect(await allOnChain(db)).toEqual(chain.expected);
+        expect(proxy.refused).toBeGreaterThan(0);
+        expect(Math.max(...proxy.served)).toBeLessThanOrEqual(3);
+        expect(proxy.served.filter((size) => size === 3).length).toBeGreaterThan(1);
+      } finally {
+        await proxy.close();
+      }
+    });
+  }
+
+  it("reports a node that refuses even one block clearly", async () => {
+    const proxy = await refusingProxy(anvil.rpcUrl, 0, "plain");
+    try {
+      await expect(indexChain(options(dbPath("refused-all"), { rpcUrl: proxy.url }))).rejects.toThrow(
+        /JSON-RPC node at http:\/\/127\.0\.0\.1:\d+ refused eth_getLogs/,
+      );
+    } finally {
+      await proxy.close();
+    }
+  });
+});
+
+describe("serving from the index", () => {
+  const byChainOrder = (records: TransactionRecord[]) => records;
+  const newestFirst = (records: TransactionRecord[]) => [...records].reverse();
+  const ofContract = (contract: string) => (r: TransactionRecord) =>
+    ((r as { contract_address?: string }).contract_address ??
+      (r as { nft?: { contract_address: string } }).nft?.contract_address) === contract;
+  const ofToken = (contract: string, id: string) => (r: TransactionRecord) =>
+    ofContract(contract)(r) &&
+    ((r as { token_id?: string }).token_id ?? (r as { nft?: { token_id: string } }).nft?.token_id) === id;
+
+  async function pageThrough(node: "contract" | "token" | "chain", query: Record<string, unknown>, pageSize: number) {
+    const target =
+      node === "contract"
+        ? nftTransactionsByContract
+        : node === "token"
+          ? nftTransactionsByToken
+          : nftTransactionsOnChain;
+    const out: TransactionRecord[] = [];
+    let continuation = "";
+    let pages = 0;
+    do {
+      const result = await runNode(
+        target as typeof nftTransactionsOnChain,
+        { query: { ...query, page_size: pageSize, ...(continuation ? { continuation } : {}) }, params: {} },
+        { config: config(mainDb) },
+      );
+      expect(result.error).toBeUndefined();
+      const page = result.data!.transactions;
+      expect(page.length).toBeLessThanOrEqual(pageSize);
+      // A continuation comes with full pages only, as with NFTPort.
+      expect(result.data!.continuation !== "").toBe(page.length === pageSize);
+      out.push(...page);
+      continuation = result.data!.continuation;
+      pages++;
+    } while (continuation && pages < 500);
+    return out;
+  }
+
+  it("pages through everything with every page_size from 1 to 7, each record exactly once, in order", async () => {
+    const cases = [
+      { node: "chain" as const, query: {}, expected: byChainOrder(chain.expected) },
+      {
+        node: "contract" as const,
+        query: { contract_address: NFT721 },
+        expected: newestFirst(chain.expected.filter(ofContract(NFT721))),
+      },
+      {
+        node: "contract" as const,
+        query: { contract_address: NFT1155.toUpperCase().replace("0X", "0x") },
+        expected: newestFirst(chain.expected.filter(ofContract(NFT1155))),
+      },
+      {
+        node: "token" as const,
+        query: { contract_address: NFT1155, token_id: "2" },
+        expected: newestFirst(chain.expected.filter(ofToken(NFT1155, "2"))),
+      },
+      {
+        node: "chain" as const,
+        query: { from_block: 4, to_block: 11, type: ["transfer", "sale"] },
+        expected: chain.expected.filter(
+          (r) => blockOf(r) >= 4 && blockOf(r) <= 11 && (r.type === "transfer" || r.type === "sale"),
+        ),
+      },
+    ];
+    for (const c of cases) {
+      expect(c.expected.length).toBeGreaterThan(1);
+      for (let size = 1; size <= 7; size++) {
+        expect(await pageThrough(c.node, c.query, size), `${c.node} ${JSON.stringify(c.query)} size ${size}`).toEqual(
+          c.expected,
+        );
+      }
+    }
+  });
+
+  it("filters by type", async () => {
+    const out = await runNode(
+      nftTransactionsByContract,
+      { query: { contract_address: NFT721, type: ["mint", "burn"] }, params: {} },
+      { config: config(mainDb) },
+    );
+    expect(out.data!.transactions.map((r) => r.type)).toEqual(["burn", "mint", "mint"]);
+  });
+
+  it("answers bid and list (off-chain order books) with no records", async () => {
+    for (const type of [["bid"], ["list"], ["bid", "list"]]) {
+      const out = await runNode(
+        nftTransactionsByContract,
+        { query: { contract_address: NFT721, type }, params: {} },
+        { config: config(mainDb) },
+      );
+      expect(out.data).toEqual({ response: "OK", transactions: [], continuation: "" });
+    }
+    const mixed = await runNode(
+      nftTransactionsByContract,
+      { query: { contract_address: NFT721, type: ["list", "sale"] }, params: {} },
+      { config: config(mainDb) },
+    );
+    expect(mixed.data!.transactions.map((r) => r.type)).toEqual(["sale", "sale"]);
+  });
+
+  it("puts the raw page on the response port, continuation only when there is a next page", async () => {
+    const out = await runNode(
+      nftTransactionsOnChain,
+      { query: { page_size: 2 }, params: { api_key: "ignored", chain: "ethereum" } },
+      { config: config(mainDb) },
+    );
+    expect(out.response).toMatchObject({ status: 200, headers: { "content-type": "application/json" } });
+    const body = parseJson(out.response!.body) as Record<string, unknown>;
+    expect(body).toEqual({
+      response: "OK",
+      transactions: out.data!.transactions,
+      continuation: out.data!.continuation,
+    });
+    const last = await runNode(
+      nftTransactionsOnChain,
+      { query: { page_size: 2, from_block: chain.head }, params: {} },
+      { config: config(mainDb) },
+    );
+    expect(last.data!.transactions).toHaveLength(1);
+    expect(last.data!.continuation).toBe("");
+    expect(parseJson(last.response!.body)).not.toHaveProperty("continuation");
+  });
+
+  it("refuses tampered, foreign and other queries' continuations with invalid_continuation", async () => {
+    const first = await runNode(
+      nftTransactionsByContract,
+      { query: { contract_address: NFT721, page_size: 2 }, params: {} },
+      { config: config(mainDb) },
+    );
+    const good = first.data!.continuation;
+    const decoded = Buffer.from(good, "base64url").toString();
+    const tampered = Buffer.from(decoded.replace(/^\d+/, (b) => String(Number(b) + 1))).toString("base64url");
+    const attempts: [string, Record<string, unknown>][] = [
+      [tampered, { contract_address: NFT721 }],
+      ["MTY3NTIzNzUyM182M2RhMTg5NDMzMTMzYzI0NjgwNDI5YTc=", { contract_address: NFT721 }],
+      ["1638479526000_61a936bd60c2ce3a0c68cd6f", { contract_address: NFT721 }],
+      [good, { contract_address: NFT1155 }],
+      [good, { contract_address: NFT721, type: ["sale"] }],
+    ];
+    for (const [continuation, query] of attempts) {
+      const out = await runNode(
+        nftTransactionsByContract,
+        { query: { ...query, page_size: 2, continuation }, params: {} },
+        { config: config(mainDb) },
+      );
+      expect(out.data).toBeUndefined();
+      expect(out.error?.details.code).toBe("invalid_continuation");
+      expect(out.error?.details.field).toBe("query.continuation");
+      expect(out.error?.error).toMatch(/query\.continuation is not one the local index issued/);
+    }
+    const ok = await runNode(
+      nftTransactionsByContract,
+      { query: { contract_address: NFT721, page_size: 2, continuation: good }, params: {} },
+      { config: config(mainDb) },
+    );
+    expect(ok.error).toBeUndefined();
+  });
+
+  it("validates input like with NFTPort, and refuses page sizes beyond 1000", async () => {
+    const bad = await runNode(
+      nftTransactionsOnChain,
+      { query: { page_size: 0, type: ["bid"], from_block: 9, to_block: 3 }, params: {} },
+      { config: config(mainDb) },
+    );
+    expect(bad.error?.details.code).toBe("invalid_input");
+    const fields = (bad.error!.details.violations as { field: string }[]).map((v) => v.field);
+    expect(fields).toEqual(expect.arrayContaining(["query.page_size", "query.type[0]"]));
+    const big = await runNode(
+      nftTransactionsOnChain,
+      { query: { page_size: 1001 }, params: {} },
+      { config: config(mainDb) },
+    );
+    expect(big.error?.details).toMatchObject({ code: "invalid_input", field: "query.page_size" });
+  });
+
+  it("answers an empty page for an unknown token or contract", async () => {
+    const out = await runNode(
+      nftTransactionsByToken,
+      { query: { contract_address: NFT721, token_id: "999" }, params: {} },
+      { config: config(mainDb) },
+    );
+    expect(out.data).toEqual({ response: "OK", transactions: [], continuation: "" });
+  });
+});
+
+interface RefusingProxy {
+  url: string;
+  /** Sizes (in blocks) of the eth_getLogs ranges it served. */
+  served: number[];
+  refused: number;
+  close(): Promise<void>;
+}
+
+/**
+ * A JSON-RPC proxy in front of anvil that refuses `eth_getLogs` over more than `maxBlocks` blocks, as providers
+ * do: with Alchemy's hint of a range that works, or with a bare "too many results" message.
+ */
+async function refusingProxy(target: string, maxBlocks: number, style: "hint" | "plain"): Promise<RefusingProxy> {
+  const state = { served: [] as number[], refused: 0 };
+  const server: Server = createServer(async (req, res) => {
+    const chunks: Buffer[] = [];
+    for await (const chunk of req) chunks.push(chunk as Buffer);
+    const body = JSON.parse(Buffer.concat(chunks).toString()) as
+      | { id: number; method: string; params: unknown[] }
+      | { id: number; method: string; params: unknown[] }[];
+    const answer = async (call: { id: number; method: string; params: unknown[] }) => {
+      if (call.method === "eth_getLogs") {
+        const filter = call.params[0] as { fromBlock: string; toBlock: string };
+        const from = Number(filter.fromBlock);
+        const size = Number(filter.toBlock) - from + 1;
+        if (size > maxBlocks) {
+          state.refused++;
+          const message =
+            style === "hint" && maxBlocks > 0
+              ? `Log response size exceeded. You can make eth_getLogs requests with up to a 2K block range and no limit on the response size, or you can request any block range with a cap of 10K logs in the response. Based on your parameters, this block range should work: [0x${from.toString(16)}, 0x${(from + maxBlocks - 1).toString(16)}]`
+              : "query returned more than 10000 results";
+          return { jsonrpc: "2.0", id: call.id, error: { code: -32602, message } };
+        }
+        state.served.push(size);
+      }
+      const forwarded = await fetch(target, {
+        method: "POST",
+        headers: { "content-type": "application/json" },
+        body: JSON.stringify({ ...call, jsonrpc: "2.0" }),
+      });
+      return (await forwarded.json()) as unknown;
+    };
+    const reply = Array.isArray(body) ? await Promise.all(body.map(answer)) : await answer(body);
+    res.setHeader("content-type", "application/json");
+    res.end(JSON.stringify(reply));
+  });
+  await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve));
+  const { port } = server.address() as { port: number };
+  return {
+    url: `http://127.0.0.1:${port}`,
+    get served() {
+      return state.served;
+    },
+    get refused() {
+      return state.refused;
+    },
+    close: () => new Promise<void>((resolve) => server.close(() => resolve())),
+  };
+}
