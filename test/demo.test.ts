@@ -46,7 +46,6 @@ describe.skipIf(process.platform !== "linux")("chainmail demo (npm start)", () =
     if (!existsSync(CLI)) throw new Error(`${CLI} is missing: run \`npm run build\` first (npm test does)`);
     child = spawn(process.execPath, [CLI, "demo", "--port", "0", "--data-dir", dataDir], {
       stdio: ["ignore", "pipe", "pipe"],
-      env: { ...process.env, NFT_SOURCE: undefined, INDEX_DB: undefined },
     });
     exit = new Promise((resolve) => child.once("exit", (code) => resolve(code)));
     child.stdout?.setEncoding("utf8").on("data", (chunk: string) => {
