@@ -2,6 +2,7 @@
 /** The `chainmail` command: a thin shell over the library. */
 import { Command, CommanderError } from "commander";
 import { ChainmailError } from "../core/errors.js";
+import { registerDemo } from "./commands/demo.js";
 import { registerIndexChain } from "./commands/index-chain.js";
 import { registerNodes } from "./commands/nodes.js";
 import { registerRun } from "./commands/run.js";
@@ -16,8 +17,9 @@ const program = new Command()
 
 registerRun(program, () => ({}));
 registerNodes(program);
-registerServe(program);
 registerIndexChain(program);
+registerDemo(program);
+registerServe(program);
 
 try {
   await program.parseAsync(process.argv);

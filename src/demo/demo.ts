@@ -1,0 +1,208 @@
+/**
+ * The embedded demo behind `npm start`: a local chain with real NFT activity, indexed, served, and queried once —
+ * offline, with no keys. `startDemo` brings everything up and returns a handle whose `stop()` takes it all down
+ * again (service, indexer, anvil), in reverse order.
+ */
+import { mkdirSync, rmSync } from "node:fs";
+import { join, resolve } from "node:path";
+import { type Config, loadConfig } from "../core/config.js";
+import { ChainmailError } from "../core/errors.js";
+import { type AnyNode, runNode } from "../core/node.js";
+import { nftTransactionsByContract, nftTransactionsByToken, nftTransactionsOnChain } from "../nodes/index.js";
+import type { TransactionRecord } from "../schemas/transactions.js";
+import { type RunningServer, startServer } from "../server/index.js";
+import { indexChain } from "../sources/index/indexer.js";
+import { closeIndexSources } from "../sources/index/source.js";
+import { type ActivityManifest, BIG_ERC1155_ID, createActivity } from "./activity.js";
+import { type Deployed, deployAll } from "./contracts.js";
+import { freePort, startAnvil } from "./devchain.js";
+import { sendSalesDigest } from "./digest.js";
+
+export interface DemoOptions {
+  /** Port of the HTTP service; when taken, a free one is used instead. Default CHAINMAIL_PORT or 8080. */
+  port?: number;
+  host?: string;
+  /** Wiped and recreated on every start. Default ./data/demo. */
+  dataDir?: string;
+  /** Environment the service and the nodes read (NFT_SOURCE and INDEX_DB are set by the demo). */
+  env?: Record<string, string | undefined>;
+  /** Where the demo's report goes, line by line. Default stdout. */
+  print?: (line: string) => void;
+}
+
+export interface RunningDemo {
+  rpcUrl: string;
+  serviceUrl: string;
+  dbPath: string;
+  deployed: Deployed;
+  manifest: ActivityManifest;
+  /** Stops the service, the indexer and anvil. Safe to call twice. */
+  stop(): Promise<void>;
+}
+
+export async function startDemo(options: DemoOptions = {}): Promise<RunningDemo> {
+  const print = options.print ?? ((line: string) => process.stdout.write(`${line}\n`));
+  const env = options.env ?? process.env;
+  const dataDir = resolve(options.dataDir ?? "data/demo");
+  const dbPath = join(dataDir, "index.sqlite");
+  // Undo stack: whatever started is stopped, in reverse order, on failure and on stop().
+  const cleanups: (() => Promise<void>)[] = [];
+  let stopping: Promise<void> | undefined;
+  const stop = () => {
+    stopping ??= (async () => {
+      for (const cleanup of cleanups.reverse()) {
+        await cleanup().catch((err) => print(`  (while stopping: ${err instanceof Error ? err.message : err})`));
+      }
+    })();
+    return stopping;
+  };
+
+  try {
+    print("chainmail demo: a local Ethereum dev chain, indexed and served. No network, no keys.\n");
+    rmSync(dataDir, { recursive: true, force: true });
+    mkdirSync(dataDir, { recursive: true });
+
+    const anvil = await startAnvil();
+    cleanups.push(() => anvil.stop());
+    print(`1. anvil (dev chain) at ${anvil.rpcUrl}`);
+
+    const deployed = await deployAll(anvil.rpcUrl);
+    print("2. deployed from real artifacts:");
+    print(`     Seaport 1.6        ${deployed.seaport}   (ConduitController ${deployed.conduitController})`);
+    print(`     ERC-721            ${deployed.erc721}`);
+    print(`     ERC-1155           ${deployed.erc1155}`);
+    print(`     WETH (TestERC20)   ${deployed.weth}`);
+    print(`     ETH/USD price feed ${deployed.priceFeed}`);
+
+    const manifest = await createActivity(anvil.rpcUrl, deployed);
+    print(`3. created activity in blocks ${manifest.blocks[0]}-${manifest.blocks[1]}: ${countKinds(manifest.records)}`);
+
+    const config = loadConfig({ ...env, NFT_SOURCE: "index", INDEX_DB: dbPath });
+    const indexOptions = {
+      rpcUrl: anvil.rpcUrl,
+      dbPath,
+      priceFeed: deployed.priceFeed,
+      seaport: [deployed.seaport],
+      ethTokens: [deployed.weth],
+      config,
+    };
+    const caughtUp = await indexChain({ ...indexOptions, follow: false });
+    print(`4. indexed to block ${caughtUp.lastBlock}: ${caughtUp.records} records in ${dbPath}`);
+    // Then keep following the chain, so activity sent to anvil from now on shows up in the service too.
+    const following = new AbortController();
+    const follower = indexChain({ ...indexOptions, follow: true, signal: following.signal }).catch((err) => {
+      if (!following.signal.aborted) print(`  indexer stopped: ${err instanceof Error ? err.message : err}`);
+    });
+    cleanups.push(async () => {
+      following.abort();
+      await follower;
+    });
+    cleanups.push(async () => closeIndexSources());
+
+    const server = await listen(options, config);
+    cleanups.push(() => server.close());
+    print(`5. HTTP service at ${server.url} (NFT_SOURCE=index)\n`);
+
+    const sales = await runRetrievers(config, deployed, manifest, print);
+
+    // Hook: the sales digest email through the outbox transport (a later step fills sendSalesDigest in).
+    const digest = await sendSalesDigest(sales, config);
+    if (digest) print(`   sales digest: ${digest.summary}`);
+
+    printHowToCall(server.url, deployed, dbPath, print);
+    return { rpcUrl: anvil.rpcUrl, serviceUrl: server.url, dbPath, deployed, manifest, stop };
+  } catch (err) {
+    await stop();
+    throw err;
+  }
+}
+
+async function listen(options: DemoOptions, config: Config): Promise<RunningServer> {
+  const host = options.host ?? (config.env.CHAINMAIL_HOST || "127.0.0.1");
+  const port = options.port ?? (config.env.CHAINMAIL_PORT ? Number(config.env.CHAINMAIL_PORT) : 8080);
+  try {
+    return await startServer({ port, host, config });
+  } catch (err) {
+    if ((err as { code?: string }).code !== "EADDRINUSE") throw err;
+    // The demo should start on any machine: a busy default port is no reason to fail.
+    return startServer({ port: await freePort(host), host, config });
+  }
+}
+
+/** Runs the three retrievers once on the index and prints their records; returns the sales seen. */
+async function runRetrievers(
+  config: Config,
+  deployed: Deployed,
+  manifest: ActivityManifest,
+  print: (line: string) => void,
+): Promise<TransactionRecord[]> {
+  const calls: [AnyNode, Record<string, unknown>][] = [
+    [nftTransactionsByContract, { contract_address: deployed.erc721, type: ["all"] }],
+    [nftTransactionsByToken, { contract_address: deployed.erc1155, token_id: BIG_ERC1155_ID.toString() }],
+    [nftTransactionsOnChain, { from_block: manifest.blocks[0], to_block: manifest.blocks[1], type: ["all"] }],
+  ];
+  const sales = new Map<string, TransactionRecord>();
+  for (const [node, query] of calls) {
+    print(`── ${node.id}  ${JSON.stringify(query)}`);
+    const output = (await runNode(node, { query }, { config })) as {
+      data?: { transactions: TransactionRecord[] };
+      error?: { error: string };
+    };
+    if (!output.data) {
+      throw new ChainmailError("INTERNAL", `${node.id} failed on the demo index: ${output.error?.error ?? "no data"}`);
+    }
+    const records = output.data.transactions;
+    for (const record of records) {
+      print(`   ${describe(record)}`);
+      if (record.type === "sale") sales.set(`${record.transaction_hash}:${record.nft.token_id}`, record);
+    }
+    print(`   → ${records.length} records: ${countKinds(records)}\n`);
+  }
+  return [...sales.values()];
+}
+
+function countKinds(records: readonly { type: string }[]): string {
+  const counts = new Map<string, number>();
+  for (const r of records) counts.set(r.type, (counts.get(r.type) ?? 0) + 1);
+  return ["mint", "transfer", "burn", "sale"]
+    .filter((kind) => counts.has(kind))
+    .map((kind) => `${counts.get(kind)} ${kind}`)
+    .join(", ");
+}
+
+const short = (address: string | undefined) => (address ? `${address.slice(0, 6)}…${address.slice(-4)}` : "?");
+const shortId = (id: string) => (id.length > 12 ? `${id.slice(0, 5)}…${id.slice(-4)}` : id);
+
+/** One record on one line: kind, token, quantity, parties, price, block. */
+function describe(record: TransactionRecord): string {
+  const r = record as Record<string, any>;
+  const kind = String(r.type).padEnd(8);
+  const block = `block ${r.block_number}`;
+  if (r.type === "sale") {
+    const p = r.price_details ?? {};
+    const currency = p.asset_type === "ETH" ? "ETH" : `ERC20 ${short(p.contract_address)}`;
+    const usd = typeof p.price_usd === "number" ? ` ($${p.price_usd.toFixed(2)})` : "";
+    return `${kind} ${r.nft.contract_type} #${shortId(String(r.nft.token_id))} ×${r.quantity}  ${p.price} ${currency}${usd}  ${short(r.seller_address)} → ${short(r.buyer_address)}  ${r.marketplace}  ${block}`;
+  }
+  const parties =
+    r.type === "transfer" ? `${short(r.transfer_from)} → ${short(r.transfer_to)}` : `owner ${short(r.owner_address)}`;
+  return `${kind} #${shortId(String(r.token_id))} ×${r.quantity}  ${parties}  ${block}`;
+}
+
+function printHowToCall(url: string, deployed: Deployed, dbPath: string, print: (line: string) => void): void {
+  const post = (node: string, input: unknown) =>
+    `  curl -s -X POST ${url}/nodes/${node} -H 'content-type: application/json' -d '${JSON.stringify(input)}'`;
+  print("Call the service:");
+  print(post("nft-transactions-by-contract", { query: { contract_address: deployed.erc721, type: ["sale"] } }));
+  print(
+    post("nft-transactions-by-token", {
+      query: { contract_address: deployed.erc1155, token_id: BIG_ERC1155_ID.toString() },
+    }),
+  );
+  print(post("nft-transactions-on-chain", { query: { type: ["sale"], page_size: 10 } }));
+  print(`  curl -s ${url}/nodes          # the nodes and their JSON Schemas; API docs at ${url}/docs`);
+  print("Or the command line (same index):");
+  print(
+    `  NFT_SOURCE=index INDEX_DB=${dbPath} npx chainmail run nft-transactions-by-contract --input '${JSON.stringify({ query: { contract_address: deployed.erc721 } })}'`,
+  );
+}

@@ -1,0 +1,111 @@
+/**
+ * `chainmail demo` (what `npm start` runs), as a user runs it: the built CLI in its own process, read from its
+ * stdout, called over HTTP, stopped with SIGINT. Needs `npm run build` first (`npm test` does it).
+ */
+import { type ChildProcess, spawn } from "node:child_process";
+import { existsSync, mkdtempSync, readdirSync, readFileSync, rmSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { parseJson } from "../src/core/json.js";
+
+const CLI = join(import.meta.dirname, "..", "dist", "cli", "main.js");
+
+/** Command lines of the running anvil processes listening on `port` (read from /proc: no extra tools). */
+function anvilsOnPort(port: string): string[] {
+  return readdirSync("/proc")
+    .filter((entry) => /^\d+$/.test(entry))
+    .flatMap((pid) => {
+      try {
+        const argv = readFileSync(`/proc/${pid}/cmdline`, "utf8").split("\0");
+        return argv[0]?.endsWith("anvil") && argv.includes(port) ? [argv.join(" ")] : [];
+      } catch {
+        return []; // gone meanwhile
+      }
+    });
+}
+
+/** The summary line `→ N records: a mint, b transfer, ...` printed after a retriever's records. */
+function summaryAfter(output: string, nodeId: string): Record<string, number> {
+  const section = output.slice(output.indexOf(`── ${nodeId}`));
+  const line = section.split("\n").find((l) => l.includes("→") && l.includes("records:"));
+  if (!line) throw new Error(`no summary for ${nodeId}`);
+  return Object.fromEntries(
+    [...line.matchAll(/(\d+) (mint|transfer|burn|sale)/g)].map((m) => [m[2]!, Number(m[1])] as [string, number]),
+  );
+}
+
+// Linux only: the "no anvil left" check reads /proc.
+describe.skipIf(process.platform !== "linux")("chainmail demo (npm start)", () => {
+  let child: ChildProcess;
+  let output = "";
+  let exit: Promise<number | null>;
+  const dataDir = mkdtempSync(join(tmpdir(), "chainmail-demo-"));
+
+  beforeAll(async () => {
+    if (!existsSync(CLI)) throw new Error(`${CLI} is missing: run \`npm run build\` first (npm test does)`);
+    child = spawn(process.execPath, [CLI, "demo", "--port", "0", "--data-dir", dataDir], {
+      stdio: ["ignore", "pipe", "pipe"],
+    });
+    exit = new Promise((resolve) => child.once("exit", (code) => resolve(code)));
+    child.stdout?.setEncoding("utf8").on("data", (chunk: string) => {
+      output += chunk;
+    });
+    child.stderr?.setEncoding("utf8").on("data", (chunk: string) => {
+      output += chunk;
+    });
+    await new Promise<void>((resolve, reject) => {
+      const timer = setTimeout(() => reject(new Error(`demo not ready in 60 s:\n${output}`)), 60_000);
+      const check = () => {
+        if (output.includes("Press Ctrl-C")) {
+          clearTimeout(timer);
+          resolve();
+        }
+      };
+      child.stdout?.on("data", check);
+      void exit.then((code) => reject(new Error(`demo exited early (${code}):\n${output}`)));
+    });
+  }, 90_000);
+
+  afterAll(async () => {
+    if (child && child.exitCode === null && child.signalCode === null) child.kill("SIGKILL");
+    rmSync(dataDir, { recursive: true, force: true });
+  });
+
+  it("prints the records of all three retrievers, each kind where it belongs", () => {
+    expect(summaryAfter(output, "nft-transactions-by-contract")).toEqual({ mint: 5, transfer: 5, burn: 1, sale: 3 });
+    expect(summaryAfter(output, "nft-transactions-by-token")).toEqual({ mint: 1, transfer: 1, burn: 1 });
+    expect(summaryAfter(output, "nft-transactions-on-chain")).toEqual({ mint: 8, transfer: 9, burn: 4, sale: 4 });
+    expect(output).toContain("1.5 ETH");
+    expect(output).toContain("×9007199254740993"); // an ERC-1155 quantity beyond 2^53, exact
+    expect(output).toMatch(/curl -s -X POST http:\/\/127\.0\.0\.1:\d+\/nodes\/nft-transactions-by-contract/);
+  });
+
+  it("serves the index over HTTP at the printed address", async () => {
+    const url = output.match(/HTTP service at (http:\/\/\S+)/)?.[1];
+    const erc1155 = output.match(/ERC-1155\s+(0x[0-9a-f]{40})/)?.[1];
+    expect(url).toBeDefined();
+    const res = await fetch(`${url}/nodes/nft-transactions-by-token`, {
+      method: "POST",
+      headers: { "content-type": "application/json" },
+      body: JSON.stringify({ query: { contract_address: erc1155, token_id: "18446744073709551623", type: ["mint"] } }),
+    });
+    expect(res.status).toBe(200);
+    const body = parseJson(await res.text()) as { data: { transactions: { quantity: unknown; token_id: string }[] } };
+    expect(body.data.transactions).toHaveLength(1);
+    expect(body.data.transactions[0]!.quantity).toBe(9007199254740993n);
+    expect(body.data.transactions[0]!.token_id).toBe("18446744073709551623");
+  });
+
+  it("stops everything on SIGINT and exits 0: no anvil left, the service port closed", async () => {
+    const anvilPort = output.match(/anvil \(dev chain\) at http:\/\/127\.0\.0\.1:(\d+)/)?.[1];
+    const url = output.match(/HTTP service at (http:\/\/\S+)/)?.[1];
+    expect(anvilPort).toBeDefined();
+    expect(anvilsOnPort(anvilPort!)).toHaveLength(1);
+    child.kill("SIGINT");
+    expect(await exit).toBe(0);
+    expect(output).toContain("Stopped: service, indexer and anvil are down.");
+    expect(anvilsOnPort(anvilPort!)).toEqual([]);
+    await expect(fetch(`${url}/healthz`)).rejects.toThrow();
+  });
+});
