@@ -82,7 +82,7 @@ export class SmtpSession {
   closed = false;
 
   constructor(
-    private readonly target: SmtpTarget,
+    target: SmtpTarget,
     timeoutMs: number,
   ) {
     this.connection = new SMTPConnection({
