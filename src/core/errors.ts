@@ -27,6 +27,11 @@ export const ErrorCode = {
   UPSTREAM_TIMEOUT: { code: "upstream_timeout", httpStatus: 504 },
   /** Part of an email batch was sent and part was not; `details` says which chunks. */
   PARTIAL_FAILURE: { code: "partial_failure", httpStatus: 502 },
+  /**
+   * A chunk of a split email batch that was never attempted, because an earlier chunk failed in a way every call
+   * would (credentials, rate limit exhausted, upstream down or timing out). Nothing of it was sent.
+   */
+  NOT_ATTEMPTED: { code: "not_attempted", httpStatus: 502 },
   /** A local store (index database, outbox) failed. */
   STORAGE_ERROR: { code: "storage_error", httpStatus: 500 },
   /** The request was cancelled by the caller (abort signal). */
@@ -36,6 +41,17 @@ export const ErrorCode = {
 } as const;
 
 export type ErrorCodeName = keyof typeof ErrorCode;
+
+/**
+ * `ErrorCode` values of the per-message error entries chainmail itself writes into `messages sent` (Mailjet-style
+ * entries, next to the upstream's own `send-…`/`mj-…` codes) for messages of a call that failed as a whole.
+ */
+export const MessageErrorCode = {
+  /** The message surely did not reach the provider (401, 413, 429 exhausted, connection refused, not attempted). */
+  NOT_SENT: "chainmail-not-sent",
+  /** The request may have reached the provider (timeout, 5xx, connection reset): do not resend blindly. */
+  DELIVERY_UNKNOWN: "chainmail-delivery-unknown",
+} as const;
 export type ErrorCodeValue = (typeof ErrorCode)[ErrorCodeName]["code"];
 
 const statusByCode: Record<string, number> = Object.fromEntries(

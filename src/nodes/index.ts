@@ -1,15 +1,17 @@
 /** The node registry: every node chainmail offers, by id. */
 import type { AnyNode } from "../core/node.js";
+import { emailSend } from "./email-send.js";
 import { nftTransactionsByContract } from "./nft-transactions-by-contract.js";
 import { nftTransactionsByToken } from "./nft-transactions-by-token.js";
 import { nftTransactionsOnChain } from "./nft-transactions-on-chain.js";
 
-export { nftTransactionsByContract, nftTransactionsByToken, nftTransactionsOnChain };
+export { emailSend, nftTransactionsByContract, nftTransactionsByToken, nftTransactionsOnChain };
 
 export const nodes: Readonly<Record<string, AnyNode>> = Object.freeze({
   [nftTransactionsByContract.id]: nftTransactionsByContract,
   [nftTransactionsOnChain.id]: nftTransactionsOnChain,
   [nftTransactionsByToken.id]: nftTransactionsByToken,
+  [emailSend.id]: emailSend,
 });
 
 /** The node with this id, or undefined. */

@@ -38,11 +38,12 @@ export const EmailMessage = Type.Object(
     To: Type.Array(EmailAddress, { minItems: 1 }),
     Cc: Type.Optional(Type.Array(EmailAddress)),
     Bcc: Type.Optional(Type.Array(EmailAddress)),
-    Subject: Type.Optional(Type.String()),
+    Subject: Type.Optional(Type.String({ maxLength: 255, "x-rule": "a string of at most 255 characters" })),
     TextPart: Type.Optional(Type.String()),
     HTMLPart: Type.Optional(Type.String()),
     Attachments: Type.Optional(Type.Array(Attachment)),
     InlinedAttachments: Type.Optional(Type.Array(InlinedAttachment)),
+    // SPEC.md says string values; Mailjet's templating also takes numbers, arrays and objects, so they pass.
     Variables: Type.Optional(Type.Record(Type.String(), Type.Any())),
     TemplateLanguage: Type.Optional(Type.Literal(true, { description: "Only the literal true is allowed" })),
     TemplateID: Type.Optional(Type.Integer({ minimum: 1 })),
@@ -51,7 +52,7 @@ export const EmailMessage = Type.Object(
     EventPayload: Type.Optional(Type.String()),
     CustomCampaign: Type.Optional(Type.String()),
     DeduplicateCampaign: Type.Optional(Type.Boolean()),
-    URLTags: Type.Optional(Type.String()),
+    URLTags: Type.Optional(Type.String({ maxLength: 256, "x-rule": "a string of at most 256 characters" })),
   },
   { ...open, $id: "EmailMessage", title: "Message" },
 );

@@ -36,7 +36,8 @@ export function registerRun(program: Command, context: () => Partial<RunContext>
       if (!paging) {
         const output = await runNode(node, input, ctx);
         await printJson(output);
-        process.exitCode = node.successPort in output ? EXIT.OK : EXIT.ERROR;
+        // A partly failed email batch fires both `messages sent` and `error`: that is a failure (exit 1).
+        process.exitCode = node.successPort in output && output.error === undefined ? EXIT.OK : EXIT.ERROR;
         return;
       }
       process.exitCode = await runAllPages(node, input as Record<string, unknown>, limit, ctx);

@@ -1,8 +1,64 @@
-/** The mailjet mail transport (placeholder until its issue lands). */
+/**
+ * The Mailjet mail transport (EMAIL_TRANSPORT=mailjet, the default): splits a batch into calls of at most 50
+ * recipients, runs them with bounded concurrency (MAILJET_CONCURRENCY), and merges the results in input order.
+ *
+ * Never twice: a call is retried only when it cannot have been delivered (see client.ts). After a call fails in a
+ * way every call would (credentials, rate limit exhausted, upstream down or timing out), no further call starts;
+ * calls already in flight finish. A call refused for its own content (413, a request-level 400) does not stop
+ * the others.
+ */
 import type { Config } from "../../core/config.js";
-import { ChainmailError } from "../../core/errors.js";
-import type { MailTransport } from "../types.js";
+import { stringifyJson } from "../../core/json.js";
+import type { RunContext } from "../../core/node.js";
+import type { EmailParams, EmailRequest } from "../../schemas/email.js";
+import type { MailTransport, SendOutcome } from "../types.js";
+import { type Chunk, splitIntoChunks } from "./chunks.js";
+import { type CallOutcome, postSend } from "./client.js";
+import { mergeOutcomes, notAttempted } from "./results.js";
+
+const STOPS_THE_BATCH = new Set([
+  "upstream_auth",
+  "upstream_rate_limited",
+  "upstream_server_error",
+  "upstream_timeout",
+  "upstream_unreachable",
+  "upstream_bad_response",
+  "upstream_not_found",
+  "aborted",
+]);
 
 export function mailjetTransport(_config: Config): MailTransport {
-  throw new ChainmailError("INTERNAL", "EMAIL_TRANSPORT=mailjet is not available in this build.");
+  return { name: "mailjet", send: sendBatch };
+}
+
+export async function sendBatch(request: EmailRequest, params: EmailParams, ctx: RunContext): Promise<SendOutcome> {
+  const { Messages: messages, ...root } = request;
+  const chunks = splitIntoChunks(messages, (root as { Globals?: unknown }).Globals);
+  const outcomes: CallOutcome[] = new Array(chunks.length);
+  let stoppedBy: Chunk | undefined;
+  let next = 0;
+
+  const worker = async () => {
+    while (next < chunks.length) {
+      const chunk = chunks[next++]!;
+      if (stoppedBy || ctx.signal?.aborted) {
+        outcomes[chunk.index] = notAttempted(chunk, stoppedBy);
+        continue;
+      }
+      // Fields chainmail does not know (Globals, AdvanceErrorHandling, …) go to every call unchanged.
+      const body = stringifyJson({ Messages: messages.slice(chunk.first, chunk.last + 1), ...root });
+      const outcome = await postSend(body, chunk.last - chunk.first + 1, params, ctx);
+      outcomes[chunk.index] = outcome;
+      if (outcome.status !== "sent") {
+        ctx.logger?.warn(
+          { transport: "mailjet", chunk: chunk.index, status: outcome.status, code: outcome.error.code },
+          "mailjet call failed",
+        );
+        if (STOPS_THE_BATCH.has(outcome.error.code)) stoppedBy ??= chunk;
+      }
+    }
+  };
+  const workers = Math.max(1, Math.min(ctx.config.mailjet.concurrency, chunks.length));
+  await Promise.all(Array.from({ length: workers }, worker));
+  return mergeOutcomes(messages.length, chunks, outcomes);
 }

@@ -1,0 +1,53 @@
+/**
+ * Splitting a batch into Send API calls. Mailjet accepts at most 50 recipients per call, To + Cc + Bcc across
+ * every message (a duplicate address within one message counts once), and at most 50 messages per call.
+ * `Globals.Cc` / `Globals.Bcc` are added to every message by the upstream, so they count for each one.
+ */
+
+export const MAX_RECIPIENTS_PER_CALL = 50;
+export const MAX_MESSAGES_PER_CALL = 50;
+
+/** One call: messages `first`..`last` (inclusive, input indexes). */
+export interface Chunk {
+  index: number;
+  first: number;
+  last: number;
+}
+
+type Loose = Record<string, unknown>;
+
+function addresses(list: unknown): string[] {
+  if (!Array.isArray(list)) return [];
+  return list.map((entry) => String((entry as Loose | null)?.Email ?? "").toLowerCase());
+}
+
+/** Distinct recipients the upstream counts for one message (with the request's Globals applied). */
+export function recipientCount(message: unknown, globals?: unknown): number {
+  const m = (message ?? {}) as Loose;
+  const g = (globals ?? {}) as Loose;
+  return new Set([...addresses(m.To), ...addresses(m.Cc), ...addresses(m.Bcc), ...addresses(g.Cc), ...addresses(g.Bcc)])
+    .size;
+}
+
+/**
+ * Greedy split in input order: each chunk takes messages until the next one would pass a limit. Counting per
+ * message over-counts an address shared by two messages, which only makes a chunk smaller, never too large.
+ * A single message above the limit gets a chunk of its own (the node rejects such input before this point).
+ */
+export function splitIntoChunks(messages: readonly unknown[], globals?: unknown): Chunk[] {
+  const chunks: Chunk[] = [];
+  let first = 0;
+  let recipients = 0;
+  for (let i = 0; i < messages.length; i++) {
+    const count = recipientCount(messages[i], globals);
+    const full = i - first >= MAX_MESSAGES_PER_CALL || recipients + count > MAX_RECIPIENTS_PER_CALL;
+    if (i > first && full) {
+      chunks.push({ index: chunks.length, first, last: i - 1 });
+      first = i;
+      recipients = 0;
+    }
+    recipients += count;
+  }
+  if (messages.length > first) chunks.push({ index: chunks.length, first, last: messages.length - 1 });
+  return chunks;
+}
