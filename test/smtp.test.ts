@@ -268,7 +268,7 @@ describe("smtp transport: failures", () => {
       expect(fresh.dataStarted).toBe(2);
       expect(fresh.received.map((m) => m.to)).toEqual([["to1@example.test"]]);
       const codes = out["messages sent"]!.Messages.map((m) => m.Errors?.[0]?.ErrorCode ?? m.Status);
-      expect(codes).toEqual(["success", "delivery-unknown", "not-sent", "not-sent"]);
+      expect(codes).toEqual(["success", "chainmail-delivery-unknown", "chainmail-not-sent", "chainmail-not-sent"]);
       expect(out["messages sent"]!.Messages[1]!.Errors![0]!.StatusCode).toBe(409);
       expect(out["messages sent"]!.Messages[2]!.Errors![0]!.StatusCode).toBe(503);
       expect(out.error?.details).toMatchObject({
@@ -287,7 +287,10 @@ describe("smtp transport: failures", () => {
     try {
       const out = await send(fresh, { Messages: [message(1), message(2)] });
       expect(fresh.dataStarted).toBe(0);
-      expect(out["messages sent"]!.Messages.map((m) => m.Errors?.[0]?.ErrorCode)).toEqual(["not-sent", "not-sent"]);
+      expect(out["messages sent"]!.Messages.map((m) => m.Errors?.[0]?.ErrorCode)).toEqual([
+        "chainmail-not-sent",
+        "chainmail-not-sent",
+      ]);
       expect(out.error?.details).toMatchObject({
         code: "upstream_unreachable",
         messages: { sent: [], unknown: [], not_sent: [0, 1] },

@@ -105,17 +105,21 @@ const FORBIDDEN_HEADERS = new Set(
 const HEADER_NAME = /^[!-9;-~]+$/;
 const BASE64 = /^[A-Za-z0-9+/\s]*={0,2}\s*$/;
 
-/** An error entry in Mailjet's shape. */
+/**
+ * An error entry in Mailjet's shape. StatusCode follows Mailjet's safe-retry rule (only entries with
+ * StatusCode >= 500 may be sent again): 400 for a message that must change first.
+ */
 export function errorEntry(
-  kind: { code: string; statusCode: number },
+  code: string,
   message: string,
   relatedTo: string[],
   extra: Record<string, unknown> = {},
+  statusCode = 400,
 ): ErrorEntry {
   return {
     ErrorIdentifier: randomUUID(),
-    ErrorCode: kind.code,
-    StatusCode: kind.statusCode,
+    ErrorCode: code,
+    StatusCode: statusCode,
     ErrorMessage: message,
     ErrorRelatedTo: relatedTo,
     ...extra,
@@ -157,7 +161,7 @@ function check(message: Message): ErrorEntry[] {
         : "this transport cannot honour it";
     errors.push(
       errorEntry(
-        { ...MessageErrorCode.UNSUPPORTED, code: `${MessageErrorCode.UNSUPPORTED.code}${field}` },
+        `${MessageErrorCode.UNSUPPORTED}${field}`,
         `${field} is not supported by this mail transport: ${why}. The message was not sent.`,
         [field],
       ),
@@ -168,7 +172,7 @@ function check(message: Message): ErrorEntry[] {
     if (isSet(value) && !["account_default", "disabled", "enabled"].includes(value as string)) {
       errors.push(
         errorEntry(
-          { ...MessageErrorCode.UNSUPPORTED, code: `${MessageErrorCode.UNSUPPORTED.code}${field}` },
+          `${MessageErrorCode.UNSUPPORTED}${field}`,
           `${field}=${JSON.stringify(value)} is not one of account_default, disabled, enabled.`,
           [field],
         ),
@@ -178,7 +182,7 @@ function check(message: Message): ErrorEntry[] {
   if (isSet(message.Priority) && !(Number.isInteger(message.Priority) && (message.Priority as number) >= 0)) {
     errors.push(
       errorEntry(
-        { ...MessageErrorCode.UNSUPPORTED, code: `${MessageErrorCode.UNSUPPORTED.code}Priority` },
+        `${MessageErrorCode.UNSUPPORTED}Priority`,
         `Priority=${JSON.stringify(message.Priority)} must be an integer from 0 to 3.`,
         ["Priority"],
       ),

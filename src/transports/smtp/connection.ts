@@ -81,10 +81,7 @@ export class SmtpSession {
   /** Set once the socket is gone; later sends fail at once. */
   closed = false;
 
-  constructor(
-    target: SmtpTarget,
-    timeoutMs: number,
-  ) {
+  constructor(target: SmtpTarget, timeoutMs: number) {
     this.connection = new SMTPConnection({
       host: target.host,
       port: target.port,

@@ -6,7 +6,13 @@
  * `partial_failure` error. No message is ever sent twice: nothing is retried once its DATA may have started.
  */
 import type { Config } from "../../core/config.js";
-import { ChainmailError, type ErrorCodeName, type ErrorPayload, MessageErrorCode } from "../../core/errors.js";
+import {
+  ChainmailError,
+  ErrorCode,
+  type ErrorCodeName,
+  type ErrorPayload,
+  MessageErrorCode,
+} from "../../core/errors.js";
 import { scrub } from "../../core/http.js";
 import type { RawResponse } from "../../schemas/common.js";
 import type { EmailParams, EmailRequest, MessageResult } from "../../schemas/email.js";
@@ -93,25 +99,27 @@ function recipientPath(message: RenderedMessage, email: string): string {
 /** The error entry of a message the server refused (sender, every recipient, or the content). */
 function refusedEntry(message: RenderedMessage, err: SmtpError, secrets: string[]) {
   const reply = scrub(err.response ?? err.message, secrets);
-  const temporary = replyCode(reply) >= 400 && replyCode(reply) < 500;
-  const status = (kind: { code: string; statusCode: number }) => ({ ...kind, statusCode: temporary ? 503 : 400 });
+  // Nothing went out: a temporary refusal (4xx) may be sent again as is.
+  const status = replyCode(reply) >= 400 && replyCode(reply) < 500 ? 503 : 400;
   if (err.command === "MAIL FROM")
     return [
       errorEntry(
-        status(MessageErrorCode.SMTP_SENDER_REJECTED),
+        MessageErrorCode.SMTP_SENDER_REJECTED,
         `The SMTP server refused the sender ${message.from}: ${reply}. The message was not sent.`,
         ["From"],
         { SMTPReply: reply },
+        status,
       ),
     ];
   if (err.code === "EENVELOPE" && err.rejectedErrors?.length)
-    return err.rejectedErrors.map((r) => recipientEntry(message, r, secrets, temporary ? 503 : 400));
+    return err.rejectedErrors.map((r) => recipientEntry(message, r, secrets, status));
   return [
     errorEntry(
-      status(MessageErrorCode.SMTP_MESSAGE_REJECTED),
+      MessageErrorCode.SMTP_MESSAGE_REJECTED,
       `The SMTP server refused the message: ${reply}. It was not delivered to anyone.`,
-      ["Messages"],
+      [],
       { SMTPReply: reply },
+      status,
     ),
   ];
 }
@@ -120,10 +128,11 @@ function recipientEntry(message: RenderedMessage, err: SmtpError, secrets: strin
   const reply = scrub(err.response ?? err.message, secrets);
   const email = err.recipient ?? "";
   return errorEntry(
-    { ...MessageErrorCode.SMTP_RECIPIENT_REJECTED, statusCode },
+    MessageErrorCode.SMTP_RECIPIENT_REJECTED,
     `The SMTP server refused the recipient ${email}: ${reply}.`,
     [recipientPath(message, email)],
     { SMTPReply: reply },
+    statusCode,
   );
 }
 
@@ -225,7 +234,7 @@ export function smtpTransport(config: Config): MailTransport {
           ...sent,
           error: {
             error: `Cancelled after sending ${progress.sent.length} of ${rendered.length} messages; the rest were not sent.`,
-            details: { code: "aborted", messages: progress },
+            details: { code: ErrorCode.ABORTED.code, messages: progress },
           },
         });
       }
@@ -243,6 +252,8 @@ function notSentEntry(): MessageResult {
         MessageErrorCode.NOT_SENT,
         "Not sent: the SMTP session failed before this message. It is safe to send it again.",
         [],
+        {},
+        503,
       ),
     ],
   };
@@ -256,6 +267,9 @@ function unknownEntry(why: string): MessageResult {
         MessageErrorCode.DELIVERY_UNKNOWN,
         `Delivery unknown: the SMTP session failed while this message was being transferred (${why}). It may have been delivered; check before sending it again.`,
         [],
+        {},
+        // Below 500 so Mailjet's safe-retry rule (resend StatusCode >= 500) never resends it blindly.
+        409,
       ),
     ],
   };
