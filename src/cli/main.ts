@@ -3,6 +3,7 @@
 import { Command, CommanderError } from "commander";
 import { ChainmailError } from "../core/errors.js";
 import { registerNodes } from "./commands/nodes.js";
+import { registerOutbox } from "./commands/outbox.js";
 import { registerRun } from "./commands/run.js";
 import { EXIT, UsageError } from "./io.js";
 
@@ -14,6 +15,7 @@ const program = new Command()
 
 registerRun(program, () => ({}));
 registerNodes(program);
+registerOutbox(program);
 
 try {
   await program.parseAsync(process.argv);

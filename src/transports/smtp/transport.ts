@@ -18,7 +18,7 @@ import type { RawResponse } from "../../schemas/common.js";
 import type { EmailParams, EmailRequest, MessageResult } from "../../schemas/email.js";
 import { errorEntry, type RenderedMessage, renderRequest } from "../mime/render.js";
 import { successEntry } from "../mime/results.js";
-import type { MailTransport, SendOutcome } from "../types.js";
+import { isNoLogin, type MailTransport, type SendOutcome } from "../types.js";
 import { parseSmtpUrl, type SendFailure, type SmtpError, SmtpSession, type SmtpTarget } from "./connection.js";
 
 /** `MessageHref` of an SMTP-sent copy: RFC 2392 `mid:` URL of its Message-ID. */
@@ -26,8 +26,9 @@ const midHref = (message: RenderedMessage) => () => `mid:${encodeURIComponent(me
 
 /** `user id`/`password`, when given, override the login in SMTP_URL. */
 function login(target: SmtpTarget, params: Partial<EmailParams>): { user: string; pass: string } | undefined {
-  const user = params["user id"] || target.user;
-  const pass = params.password || target.pass;
+  const given = isNoLogin(params) ? {} : params;
+  const user = given["user id"] || target.user;
+  const pass = given.password || target.pass;
   return user && pass ? { user, pass } : undefined;
 }
 
