@@ -1,7 +1,10 @@
+import { execFile } from "node:child_process";
+import { join } from "node:path";
 import { type AddressObject, simpleParser } from "mailparser";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { stringifyJson } from "../src/core/json.js";
-import type { RunContext } from "../src/core/node.js";
+import { type RunContext, runNode } from "../src/core/node.js";
+import { emailSend } from "../src/nodes/index.js";
 import type { EmailRequest, MessageResult } from "../src/schemas/email.js";
 import { smtpTransport } from "../src/transports/smtp/transport.js";
 import { testConfig } from "./helpers.js";
@@ -330,3 +333,66 @@ describe("smtp transport: failures", () => {
     );
   });
 });
+
+describe("email-send with EMAIL_TRANSPORT=smtp", () => {
+  let server: SmtpTestServer;
+  beforeAll(async () => {
+    server = await startSmtp();
+  });
+  afterAll(() => server.close());
+
+  it("the params override SMTP_URL's login; results and response reach the ports", async () => {
+    const config = testConfig({
+      EMAIL_TRANSPORT: "smtp",
+      SMTP_URL: server.url({ user: "someone-else", pass: "not-it" }),
+    });
+    const out = await runNode(emailSend, { params, request: { Messages: [message(1), message(2)] } }, { config });
+    expect(out.error).toBeUndefined();
+    expect(out["messages sent"]!.Messages.map((m) => m.Status)).toEqual(["success", "success"]);
+    expect(server.logins.at(-1)).toEqual({ user: SMTP_USER, ok: true });
+    expect(out.response?.status).toBe(250);
+  });
+
+  it("invalid input is refused before connecting", async () => {
+    const before = server.logins.length;
+    const config = testConfig({ EMAIL_TRANSPORT: "smtp", SMTP_URL: server.url() });
+    const out = await runNode(
+      emailSend,
+      { request: { Messages: [{ To: [{ Email: "x@example.test" }] }] } },
+      { config },
+    );
+    expect(out.error?.details.code).toBe("invalid_input");
+    expect(out.error?.error).toMatch(/From/);
+    expect(server.logins.length).toBe(before);
+  });
+
+  it("chainmail run email-send prints exact MessageIDs and exits 0; a lost connection exits 1", async () => {
+    const input = stringifyJson({ request: { Messages: [message(1)] } });
+    const ok = await cli(["run", "email-send", "--input", input], { EMAIL_TRANSPORT: "smtp", SMTP_URL: server.url() });
+    expect(ok.code).toBe(0);
+    expect(ok.stdout).toMatch(/"MessageID": \d{17,}/);
+    expect(ok.stdout).not.toContain(SMTP_PASSWORD);
+    const dropping = await startSmtp({ rules: { dropDuringData: 2 } });
+    try {
+      const input2 = stringifyJson({ request: { Messages: [message(1), message(2)] } });
+      const lost = await cli(["run", "email-send", "--input", input2], {
+        EMAIL_TRANSPORT: "smtp",
+        SMTP_URL: dropping.url(),
+      });
+      expect(lost.code).toBe(1);
+      expect(lost.stdout).toContain('"partial_failure"');
+      expect(dropping.received).toHaveLength(1);
+    } finally {
+      await dropping.close();
+    }
+  });
+});
+
+function cli(args: string[], env: Record<string, string>) {
+  const main = join(import.meta.dirname, "..", "dist", "cli", "main.js");
+  return new Promise<{ code: number; stdout: string; stderr: string }>((resolve) => {
+    execFile(process.execPath, [main, ...args], { env: { PATH: process.env.PATH, ...env } }, (err, stdout, stderr) =>
+      resolve({ code: err ? ((err as { code?: number }).code ?? 1) : 0, stdout, stderr }),
+    );
+  });
+}

@@ -134,12 +134,13 @@ const isSet = (value: unknown) => value !== undefined && value !== null;
  */
 export function applyGlobals(globals: Record<string, unknown> | undefined, message: Message): Message {
   if (!globals) return message;
-  const merged: Record<string, unknown> = { ...globals, ...message };
-  for (const [key, global] of Object.entries(globals)) {
-    const own = message[key];
+  const merged: Record<string, unknown> = { ...globals };
+  for (const [key, own] of Object.entries(message)) {
     if (!isSet(own)) continue;
+    const global = globals[key];
     if (Array.isArray(global) && Array.isArray(own)) merged[key] = [...global, ...own];
     else if (isPlainObject(global) && isPlainObject(own)) merged[key] = { ...global, ...own };
+    else merged[key] = own;
   }
   return merged as Message;
 }
