@@ -48,14 +48,18 @@ export function fileUrl(dir: string, file: string): string {
   return pathToFileURL(resolve(dir, file)).href;
 }
 
-/** Stores one message; `recipients` are the ids its result reports. */
+/** Creates the outbox directory if needed (once per send, not per message). */
+export async function openOutbox(dir: string): Promise<void> {
+  await mkdir(dir, { recursive: true });
+}
+
+/** Stores one message in an opened outbox; `recipients` are the ids its result reports. */
 export async function storeMessage(
   dir: string,
   id: string,
   message: RenderedMessage,
   recipients: OutboxRecipient[],
 ): Promise<OutboxEntry> {
-  await mkdir(dir, { recursive: true });
   const file = `${id}.eml`;
   const entry: OutboxEntry = {
     id,

@@ -9,7 +9,7 @@ import type { EmailParams, EmailRequest, MessageResult } from "../../schemas/ema
 import { errorEntry, renderRequest } from "../mime/render.js";
 import { successEntry } from "../mime/results.js";
 import type { MailTransport, SendOutcome } from "../types.js";
-import { fileUrl, newOutboxId, storeMessage } from "./store.js";
+import { fileUrl, newOutboxId, openOutbox, storeMessage } from "./store.js";
 
 export function outboxTransport(config: Config): MailTransport {
   const dir = config.outboxDir;
@@ -20,6 +20,7 @@ export function outboxTransport(config: Config): MailTransport {
       const results: MessageResult[] = [];
       const progress = { sent: [] as number[], not_sent: [] as number[] };
       let failure: { index: number; error: Error } | undefined;
+      let opened: Promise<void> | undefined;
       for (const r of rendered) {
         if ("errors" in r) {
           results.push({ Status: "error", Errors: r.errors });
@@ -43,6 +44,8 @@ export function outboxTransport(config: Config): MailTransport {
           MessageID,
         }));
         try {
+          opened ??= openOutbox(dir);
+          await opened;
           await storeMessage(dir, id, r.message, recipients);
           results.push(entry);
           progress.sent.push(r.index);
