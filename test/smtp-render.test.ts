@@ -146,3 +146,12 @@ describe("rendering", () => {
     }
   });
 });
+
+describe("header spelling", () => {
+  it("keeps the caller's and Mailjet's header names as written", async () => {
+    const { raw } = await parsed({ CustomID: "c", Headers: { "X-MyApp-ID": "7" } });
+    expect(raw).toMatch(/^X-MJ-CustomID: c\r$/m);
+    expect(raw).toMatch(/^X-MyApp-ID: 7\r$/m);
+    expect(raw).toMatch(/^Message-ID: </m);
+  });
+});

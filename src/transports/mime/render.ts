@@ -307,6 +307,23 @@ function headerValues(headers: Record<string, string>): Record<string, string | 
   );
 }
 
+/**
+ * Gives custom headers back the caller's spelling (X-MJ-CustomID, where the composer writes X-Mj-Customid).
+ * Header names are case-insensitive, so only the look changes; only the top-level header block is touched.
+ */
+function respell(raw: Buffer, names: string[]): Buffer {
+  if (!names.length) return raw;
+  const end = raw.indexOf("\r\n\r\n");
+  if (end < 0) return raw;
+  const head = raw.subarray(0, end).toString("latin1");
+  const byLower = new Map(names.map((name) => [name.toLowerCase(), name]));
+  const fixed = head.replace(/^([!-9;-~]+):/gm, (whole, name: string) => {
+    const original = byLower.get(name.toLowerCase());
+    return original ? `${original}:` : whole;
+  });
+  return fixed === head ? raw : Buffer.concat([Buffer.from(fixed, "latin1"), raw.subarray(end)]);
+}
+
 /** Renders one message, or says why it cannot be. */
 export async function renderMessage(message: Message, index: number): Promise<RenderOutcome> {
   const errors = check(message);
@@ -318,6 +335,7 @@ export async function renderMessage(message: Message, index: number): Promise<Re
   const recipients = { To: list(message.To), Cc: list(message.Cc), Bcc: list(message.Bcc) };
   const domain = message.From.Email.split("@").pop() || "chainmail.invalid";
   const messageId = `<${randomUUID()}@${domain}>`;
+  const headers = { ...message.Headers, ...optionHeaders(message) };
   const composer = new MailComposer({
     from: mailbox(message.From),
     sender: message.Sender ? mailbox(message.Sender as Address) : undefined,
@@ -330,7 +348,7 @@ export async function renderMessage(message: Message, index: number): Promise<Re
     html: parts.html,
     messageId,
     date: new Date(),
-    headers: headerValues({ ...message.Headers, ...optionHeaders(message) }),
+    headers: headerValues(headers),
     attachments: [
       ...(message.Attachments ?? []).map((a) => ({
         filename: a.Filename,
@@ -350,7 +368,7 @@ export async function renderMessage(message: Message, index: number): Promise<Re
     disableUrlAccess: true,
     xMailer: false,
   });
-  const raw = await composer.compile().build();
+  const raw = respell(await composer.compile().build(), Object.keys(headers));
   return {
     index,
     message: {
