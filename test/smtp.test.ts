@@ -164,8 +164,17 @@ describe("smtp transport: what the server receives", () => {
     expect(server.received.slice(before).map((m) => m.to)).toEqual([["to2@example.test"]]);
   });
 
+  it("opens no session when no message passes its checks", async () => {
+    const before = server.connections;
+    const out = await send(server, { Messages: [message(1, { TemplateID: 5 }), message(2, { URLTags: "a=b" })] });
+    expect(out.error).toBeUndefined();
+    expect(out["messages sent"]!.Messages.map((m) => m.Status)).toEqual(["error", "error"]);
+    expect(server.connections).toBe(before);
+  });
+
   it("SandboxMode validates and sends nothing", async () => {
     const before = server.received.length;
+    const connections = server.connections;
     const out = await send(server, { SandboxMode: true, Messages: [message(1), message(2, { TemplateID: 1 })] });
     expect(server.received.length).toBe(before);
     expect(out["messages sent"]!.Messages[0]).toEqual({
@@ -176,6 +185,7 @@ describe("smtp transport: what the server receives", () => {
       Bcc: [],
     });
     expect(out["messages sent"]!.Messages[1]!.Status).toBe("error");
+    expect(server.connections).toBe(connections);
   });
 });
 

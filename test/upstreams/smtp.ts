@@ -37,6 +37,8 @@ export interface SmtpTestServer {
   received: Received[];
   /** DATA transfers that started, accepted or not (a dropped one counts). */
   dataStarted: number;
+  /** SMTP sessions opened. */
+  connections: number;
   /** Every AUTH attempt (user, whether it succeeded). */
   logins: { user: string; ok: boolean }[];
   rules: SmtpRules;
@@ -51,6 +53,7 @@ export async function startSmtp(
     port: 0,
     received: [],
     dataStarted: 0,
+    connections: 0,
     logins: [],
     rules: options.rules ?? {},
     close: async () => undefined,
@@ -64,6 +67,10 @@ export async function startSmtp(
     allowInsecureAuth: true,
     logger: false,
     size: 25 * 1024 * 1024,
+    onConnect(_session, callback) {
+      state.connections += 1;
+      callback();
+    },
     onAuth(auth, _session, callback) {
       const ok = auth.username === SMTP_USER && auth.password === SMTP_PASSWORD;
       state.logins.push({ user: auth.username ?? "", ok });

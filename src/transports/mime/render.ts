@@ -384,11 +384,18 @@ export async function renderMessage(message: Message, index: number): Promise<Re
   };
 }
 
-/** Renders every message of a request, in input order, with `Globals` applied. */
-export async function renderRequest(request: EmailRequest): Promise<RenderOutcome[]> {
+/**
+ * Renders the messages of a request one at a time, in input order, with `Globals` applied, so a transport holds
+ * one rendered MIME message at a time however large the batch.
+ */
+export async function* renderEach(request: EmailRequest): AsyncGenerator<RenderOutcome> {
   const globals = (request as { Globals?: Record<string, unknown> }).Globals;
+  for (const [i, message] of request.Messages.entries()) yield await renderMessage(applyGlobals(globals, message), i);
+}
+
+/** Every message of a request rendered (for checks and tests; transports use `renderEach`). */
+export async function renderRequest(request: EmailRequest): Promise<RenderOutcome[]> {
   const out: RenderOutcome[] = [];
-  for (const [i, message] of request.Messages.entries())
-    out.push(await renderMessage(applyGlobals(globals, message), i));
+  for await (const outcome of renderEach(request)) out.push(outcome);
   return out;
 }

@@ -6,7 +6,7 @@
 import type { Config } from "../../core/config.js";
 import { ChainmailError, MessageErrorCode } from "../../core/errors.js";
 import type { EmailParams, EmailRequest, MessageResult } from "../../schemas/email.js";
-import { errorEntry, renderRequest } from "../mime/render.js";
+import { errorEntry, renderEach } from "../mime/render.js";
 import { successEntry } from "../mime/results.js";
 import type { MailTransport, SendOutcome } from "../types.js";
 import { fileUrl, newOutboxId, openOutbox, storeMessage } from "./store.js";
@@ -16,12 +16,11 @@ export function outboxTransport(config: Config): MailTransport {
   return {
     name: "outbox",
     async send(request: EmailRequest, _params: EmailParams, ctx): Promise<SendOutcome> {
-      const rendered = await renderRequest(request);
       const results: MessageResult[] = [];
       const progress = { sent: [] as number[], not_sent: [] as number[] };
       let failure: { index: number; error: Error } | undefined;
       let opened: Promise<void> | undefined;
-      for (const r of rendered) {
+      for await (const r of renderEach(request)) {
         if ("errors" in r) {
           results.push({ Status: "error", Errors: r.errors });
           progress.not_sent.push(r.index);
@@ -60,7 +59,7 @@ export function outboxTransport(config: Config): MailTransport {
       const reason = failure.error.message;
       const error = new ChainmailError(
         progress.sent.length ? "PARTIAL_FAILURE" : "STORAGE_ERROR",
-        `Stored ${progress.sent.length} of ${rendered.length} messages in the outbox ${dir}, then writing message ${failure.index} failed: ${reason}.`,
+        `Stored ${progress.sent.length} of ${results.length} messages in the outbox ${dir}, then writing message ${failure.index} failed: ${reason}.`,
         {
           hint: "Check that OUTBOX_DIR is writable and has space; the messages in details.messages.not_sent can be sent again.",
           details: { messages: progress, outbox: dir },

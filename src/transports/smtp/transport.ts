@@ -16,7 +16,7 @@ import {
 import { scrub } from "../../core/http.js";
 import type { RawResponse } from "../../schemas/common.js";
 import type { EmailParams, EmailRequest, MessageResult } from "../../schemas/email.js";
-import { errorEntry, type RenderedMessage, renderRequest } from "../mime/render.js";
+import { errorEntry, type RenderedMessage, renderEach } from "../mime/render.js";
 import { successEntry } from "../mime/results.js";
 import { isNoLogin, type MailTransport, type SendOutcome } from "../types.js";
 import { parseSmtpUrl, type SendFailure, type SmtpError, SmtpSession, type SmtpTarget } from "./connection.js";
@@ -141,28 +141,21 @@ export function smtpTransport(config: Config): MailTransport {
   return {
     name: "smtp",
     async send(request: EmailRequest, params: EmailParams, ctx): Promise<SendOutcome> {
-      const rendered = await renderRequest(request);
-      const results: (MessageResult | undefined)[] = rendered.map((r) =>
-        "errors" in r ? { Status: "error", Errors: r.errors } : undefined,
-      );
-      const toSend = rendered.flatMap((r) => ("message" in r ? [r.message] : []));
-      if (request.SandboxMode === true || toSend.length === 0) {
-        for (const m of toSend) results[m.index] = successEntry(m, { href: () => "", sandbox: true });
-        return { "messages sent": { Messages: results as MessageResult[] } };
-      }
-      if (!config.smtpUrl) {
+      const sandbox = request.SandboxMode === true;
+      if (!sandbox && !config.smtpUrl) {
         throw new ChainmailError("INVALID_INPUT", "EMAIL_TRANSPORT=smtp needs SMTP_URL.", {
           hint: "Set SMTP_URL, e.g. smtps://user:password@smtp.example.com:465.",
           details: { setting: "SMTP_URL" },
         });
       }
-      const target = parseSmtpUrl(config.smtpUrl);
-      const auth = login(target, params);
+      const target = sandbox ? undefined : parseSmtpUrl(config.smtpUrl!);
+      const auth = target && login(target, params);
       const secrets = secretsOf(auth);
-      const session = new SmtpSession(target, timeoutOf(config));
+      const results: MessageResult[] = [];
       const replies: string[] = [];
+      let session: SmtpSession | undefined;
       const response = (): RawResponse | undefined => {
-        const lines = replies.length ? replies : session.lastReply ? [session.lastReply] : [];
+        const lines = replies.length ? replies : session?.lastReply ? [session.lastReply] : [];
         if (!lines.length) return undefined;
         const body = lines.map((line) => scrub(line, secrets)).join("\n");
         return { status: replyCode(lines.at(-1)), headers: {}, body };
@@ -172,25 +165,33 @@ export function smtpTransport(config: Config): MailTransport {
         return raw ? { ...outcome, response: raw } : outcome;
       };
 
-      try {
-        await session.open(auth);
-      } catch (err) {
-        session.close();
-        ctx.logger?.warn({ transport: "smtp", code: (err as SmtpError).code }, "SMTP session failed to start");
-        return withResponse({ error: sessionError(err as SmtpError, target, secrets).toPayload() });
-      }
-
       const progress = { sent: [] as number[], not_sent: [] as number[], unknown: [] as number[] };
       let lost: { error: SmtpError; at: number } | undefined;
       try {
-        for (const r of rendered) {
+        // Rendered one at a time: only the message being sent is held in memory.
+        for await (const r of renderEach(request)) {
           if ("errors" in r) {
+            results.push({ Status: "error", Errors: r.errors });
             progress.not_sent.push(r.index);
             continue;
           }
           const message = r.message;
+          if (sandbox) {
+            results.push(successEntry(message, { href: () => "", sandbox: true }));
+            continue;
+          }
+          if (!session) {
+            // The session opens for the first message there is to send (none when every message failed its checks).
+            session = new SmtpSession(target!, timeoutOf(config));
+            try {
+              await session.open(auth);
+            } catch (err) {
+              ctx.logger?.warn({ transport: "smtp", code: (err as SmtpError).code }, "SMTP session failed to start");
+              return withResponse({ error: sessionError(err as SmtpError, target!, secrets).toPayload() });
+            }
+          }
           if (lost || session.closed || ctx.signal?.aborted) {
-            results[message.index] = notSentEntry();
+            results.push(notSentEntry());
             progress.not_sent.push(message.index);
             continue;
           }
@@ -200,9 +201,11 @@ export function smtpTransport(config: Config): MailTransport {
             const accepted = new Set(sent.accepted.map((e) => e.toLowerCase()));
             const entry = successEntry(message, { href: midHref(message), accepted });
             // Delivered to the accepted recipients: the entry lists them and names the refused ones.
-            results[message.index] = sent.rejected.length
-              ? { ...entry, Status: "error", Errors: sent.rejected.map((e) => recipientEntry(message, e, secrets)) }
-              : entry;
+            results.push(
+              sent.rejected.length
+                ? { ...entry, Status: "error", Errors: sent.rejected.map((e) => recipientEntry(message, e, secrets)) }
+                : entry,
+            );
             progress.sent.push(message.index);
           } catch (err) {
             const failure = err as SendFailure;
@@ -210,37 +213,37 @@ export function smtpTransport(config: Config): MailTransport {
             const refused = (smtp.code === "EENVELOPE" || smtp.code === "EMESSAGE") && smtp.responseCode;
             if (refused) {
               replies.push(smtp.response ?? "");
-              results[message.index] = { Status: "error", Errors: refusedEntry(message, smtp, secrets) };
+              results.push({ Status: "error", Errors: refusedEntry(message, smtp, secrets) });
               progress.not_sent.push(message.index);
               await session.reset().catch(() => undefined);
               continue;
             }
             lost = { error: smtp, at: message.index };
             if (failure.dataStarted) {
-              results[message.index] = unknownEntry(scrub(smtp.message, secrets));
+              results.push(unknownEntry(scrub(smtp.message, secrets)));
               progress.unknown.push(message.index);
             } else {
-              results[message.index] = notSentEntry();
+              results.push(notSentEntry());
               progress.not_sent.push(message.index);
             }
           }
         }
       } finally {
-        session.close();
+        session?.close();
       }
 
-      const sent: SendOutcome = { "messages sent": { Messages: results as MessageResult[] } };
+      const sent: SendOutcome = { "messages sent": { Messages: results } };
       if (ctx.signal?.aborted && !lost) {
         return withResponse({
           ...sent,
           error: {
-            error: `Cancelled after sending ${progress.sent.length} of ${rendered.length} messages; the rest were not sent.`,
+            error: `Cancelled after sending ${progress.sent.length} of ${results.length} messages; the rest were not sent.`,
             details: { code: ErrorCode.ABORTED.code, messages: progress },
           },
         });
       }
       if (!lost) return withResponse(sent);
-      return withResponse({ ...sent, error: lostError(lost, progress, rendered.length, target, secrets) });
+      return withResponse({ ...sent, error: lostError(lost, progress, results.length, target!, secrets) });
     },
   };
 }
