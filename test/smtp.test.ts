@@ -406,3 +406,35 @@ function cli(args: string[], env: Record<string, string>) {
     );
   });
 }
+
+describe("smtp transport: cancellation", () => {
+  it("a cancelled send stops before the next message: the rest are not sent, error says aborted", async () => {
+    const server = await startSmtp();
+    try {
+      const controller = new AbortController();
+      const config = testConfig({ SMTP_URL: server.url() });
+      const logger = {
+        debug: () => undefined,
+        info: () => undefined,
+        warn: () => undefined,
+        error: () => undefined,
+      };
+      // Cancel while the server accepts the first message (before its 250 reaches the client).
+      server.onReceived = () => controller.abort();
+      const out = await smtpTransport(config).send({ Messages: [message(1), message(2), message(3)] }, params, {
+        config,
+        signal: controller.signal,
+        logger,
+      });
+      expect(server.received).toHaveLength(1);
+      expect(out["messages sent"]!.Messages.map((m) => m.Errors?.[0]?.ErrorCode ?? m.Status)).toEqual([
+        "success",
+        "chainmail-not-sent",
+        "chainmail-not-sent",
+      ]);
+      expect(out.error?.details).toEqual({ code: "aborted", messages: { sent: [0], not_sent: [1, 2], unknown: [] } });
+    } finally {
+      await server.close();
+    }
+  });
+});

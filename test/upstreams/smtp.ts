@@ -37,6 +37,8 @@ export interface SmtpTestServer {
   received: Received[];
   /** DATA transfers that started, accepted or not (a dropped one counts). */
   dataStarted: number;
+  /** Called when a message is accepted, before the server's 250 reply goes out. */
+  onReceived?: (count: number) => void;
   /** SMTP sessions opened. */
   connections: number;
   /** Every AUTH attempt (user, whether it succeeded). */
@@ -126,6 +128,7 @@ export async function startSmtp(
           raw,
           user: session.user as string | undefined,
         });
+        state.onReceived?.(state.received.length);
         callback(null, `OK: queued as Q${state.received.length}`);
       });
     },

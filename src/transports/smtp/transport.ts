@@ -180,6 +180,11 @@ export function smtpTransport(config: Config): MailTransport {
             results.push(successEntry(message, { href: () => "", sandbox: true }));
             continue;
           }
+          if (lost || session?.closed || ctx.signal?.aborted) {
+            results.push(notSentEntry());
+            progress.not_sent.push(message.index);
+            continue;
+          }
           if (!session) {
             // The session opens for the first message there is to send (none when every message failed its checks).
             session = new SmtpSession(target!, timeoutOf(config));
@@ -189,11 +194,6 @@ export function smtpTransport(config: Config): MailTransport {
               ctx.logger?.warn({ transport: "smtp", code: (err as SmtpError).code }, "SMTP session failed to start");
               return withResponse({ error: sessionError(err as SmtpError, target!, secrets).toPayload() });
             }
-          }
-          if (lost || session.closed || ctx.signal?.aborted) {
-            results.push(notSentEntry());
-            progress.not_sent.push(message.index);
-            continue;
           }
           try {
             const sent = await session.send(message.envelope, message.raw);
