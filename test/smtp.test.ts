@@ -247,7 +247,17 @@ describe("smtp transport: failures", () => {
     server.rules = {};
     const before = server.received.length;
     const wrong = "wrong-pass-123456";
-    const out = await send(server, { Messages: [message(1), message(2)] }, { "user id": SMTP_USER, password: wrong });
+    const logs: unknown[] = [];
+    const record = (obj: object, msg?: string) => logs.push([obj, msg]);
+    const logger = { debug: record, info: record, warn: record, error: record };
+    const config = testConfig({ EMAIL_TRANSPORT: "smtp", SMTP_URL: server.url(null) });
+    const out = await smtpTransport(config).send(
+      { Messages: [message(1), message(2)] },
+      { "user id": SMTP_USER, password: wrong },
+      { config, logger },
+    );
+    expect(logs).toHaveLength(1);
+    expect(JSON.stringify(logs)).not.toContain(wrong);
     expect(out["messages sent"]).toBeUndefined();
     expect(out.error?.details.code).toBe("upstream_auth");
     expect(out.error?.error).toMatch(/refused the login/);
@@ -413,18 +423,11 @@ describe("smtp transport: cancellation", () => {
     try {
       const controller = new AbortController();
       const config = testConfig({ SMTP_URL: server.url() });
-      const logger = {
-        debug: () => undefined,
-        info: () => undefined,
-        warn: () => undefined,
-        error: () => undefined,
-      };
       // Cancel while the server accepts the first message (before its 250 reaches the client).
       server.onReceived = () => controller.abort();
       const out = await smtpTransport(config).send({ Messages: [message(1), message(2), message(3)] }, params, {
         config,
         signal: controller.signal,
-        logger,
       });
       expect(server.received).toHaveLength(1);
       expect(out["messages sent"]!.Messages.map((m) => m.Errors?.[0]?.ErrorCode ?? m.Status)).toEqual([
