@@ -243,6 +243,25 @@ describe("smtp transport: failures", () => {
     expect(server.received.slice(before)).toHaveLength(1);
   });
 
+  it("a 421 that closes the session: that message refused (may be sent again), the rest not sent, error fires", async () => {
+    const fresh = await startSmtp({ rules: { closeSubject: "Message 2" } });
+    try {
+      const out = await send(fresh, { Messages: [message(1), message(2), message(3)] });
+      const [r1, r2, r3] = out["messages sent"]!.Messages;
+      expect(r1!.Status).toBe("success");
+      expect(r2!.Errors!.map((e) => [e.ErrorCode, e.StatusCode])).toEqual([["smtp-message-rejected", 503]]);
+      expect(r2!.Errors![0]!.ErrorMessage).toContain("421");
+      expect(r3!.Errors!.map((e) => e.ErrorCode)).toEqual(["chainmail-not-sent"]);
+      expect(out.error?.details).toMatchObject({
+        code: "partial_failure",
+        messages: { sent: [0], not_sent: [1, 2], unknown: [] },
+      });
+      expect(fresh.received.map((m) => m.to)).toEqual([["to1@example.test"]]);
+    } finally {
+      await fresh.close();
+    }
+  });
+
   it("auth refused: whole-request error, nothing sent, password nowhere", async () => {
     server.rules = {};
     const before = server.received.length;

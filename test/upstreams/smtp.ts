@@ -24,6 +24,8 @@ export interface SmtpRules {
   rejectSenders?: string[];
   /** Refuse the content of messages whose subject contains this text (554 after DATA). */
   rejectSubject?: string;
+  /** Answer messages whose subject contains this text with 421 and close the session. */
+  closeSubject?: string;
   /** Drop the connection halfway through the DATA of the n-th message (1-based, counted from server start). */
   dropDuringData?: number;
   /** Drop the connection right after the n-th MAIL FROM, before any DATA. */
@@ -119,6 +121,9 @@ export async function startSmtp(
         if (state.rules.dropDuringData === n) return;
         const raw = Buffer.concat(chunks);
         const subject = /^Subject: (.*)$/m.exec(raw.toString("utf8"))?.[1] ?? "";
+        if (state.rules.closeSubject && subject.includes(state.rules.closeSubject)) {
+          return callback(Object.assign(new Error("Shutting down, try again later"), { responseCode: 421 }));
+        }
         if (state.rules.rejectSubject && subject.includes(state.rules.rejectSubject)) {
           return callback(Object.assign(new Error("Message content rejected"), { responseCode: 554 }));
         }

@@ -180,8 +180,8 @@ export function smtpTransport(config: Config): MailTransport {
             results.push(successEntry(message, { href: () => "", sandbox: true }));
             continue;
           }
-          if (lost || session?.closed || ctx.signal?.aborted) {
-            results.push(notSentEntry());
+          if (lost || ctx.signal?.aborted) {
+            results.push(notSentEntry(lost ? "the SMTP session failed before this message" : "the send was cancelled"));
             progress.not_sent.push(message.index);
             continue;
           }
@@ -210,12 +210,15 @@ export function smtpTransport(config: Config): MailTransport {
           } catch (err) {
             const failure = err as SendFailure;
             const smtp = failure.smtp;
-            const refused = (smtp.code === "EENVELOPE" || smtp.code === "EMESSAGE") && smtp.responseCode;
+            // A 4xx/5xx reply is the server's answer: the message was refused, not lost (even a 421 that closes).
+            const refused = (smtp.responseCode ?? 0) >= 400 && (smtp.responseCode ?? 0) < 600;
             if (refused) {
               replies.push(smtp.response ?? "");
               results.push({ Status: "error", Errors: refusedEntry(message, smtp, secrets) });
               progress.not_sent.push(message.index);
               await session.reset().catch(() => undefined);
+              // A server may close the session with its refusal (421, or a drop): the rest cannot go out.
+              if (session.closed) lost = { error: smtp, at: message.index };
               continue;
             }
             lost = { error: smtp, at: message.index };
@@ -223,7 +226,7 @@ export function smtpTransport(config: Config): MailTransport {
               results.push(unknownEntry(scrub(smtp.message, secrets)));
               progress.unknown.push(message.index);
             } else {
-              results.push(notSentEntry());
+              results.push(notSentEntry("the SMTP session failed before this message"));
               progress.not_sent.push(message.index);
             }
           }
@@ -248,18 +251,10 @@ export function smtpTransport(config: Config): MailTransport {
   };
 }
 
-function notSentEntry(): MessageResult {
+function notSentEntry(why: string): MessageResult {
   return {
     Status: "error",
-    Errors: [
-      errorEntry(
-        MessageErrorCode.NOT_SENT,
-        "Not sent: the SMTP session failed before this message. It is safe to send it again.",
-        [],
-        {},
-        503,
-      ),
-    ],
+    Errors: [errorEntry(MessageErrorCode.NOT_SENT, `Not sent: ${why}. It is safe to send it again.`, [], {}, 503)],
   };
 }
 
