@@ -5,6 +5,7 @@ import { ChainmailError } from "../core/errors.js";
 import { registerDemo } from "./commands/demo.js";
 import { registerIndexChain } from "./commands/index-chain.js";
 import { registerNodes } from "./commands/nodes.js";
+import { registerOutbox } from "./commands/outbox.js";
 import { registerRun } from "./commands/run.js";
 import { registerServe } from "./commands/serve.js";
 import { EXIT, UsageError } from "./io.js";
@@ -20,6 +21,7 @@ registerNodes(program);
 registerIndexChain(program);
 registerDemo(program);
 registerServe(program);
+registerOutbox(program);
 
 try {
   await program.parseAsync(process.argv);

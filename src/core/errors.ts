@@ -65,6 +65,28 @@ export const MessageErrorCode = {
   NOT_SENT: "chainmail-not-sent",
   /** The request may have reached the provider (timeout, 5xx, connection reset): do not resend blindly. */
   DELIVERY_UNKNOWN: "chainmail-delivery-unknown",
+  // Written by the smtp and outbox transports. Where the condition is the one Mailjet reports, Mailjet's code is
+  // kept, so a workflow reads the same code whichever transport sent.
+  /** Neither TextPart nor HTMLPart (Mailjet send-0003). */
+  MISSING_CONTENT: "send-0003",
+  /** A `Headers` entry sets a header the transport writes itself (Mailjet send-0011). */
+  FORBIDDEN_HEADER: "send-0011",
+  /** DeduplicateCampaign without CustomCampaign (Mailjet send-0012). */
+  DEDUPLICATE_WITHOUT_CAMPAIGN: "send-0012",
+  /** A `Headers` name or value that cannot be written as a header (control characters, line breaks). */
+  INVALID_HEADER: "invalid-header",
+  /** Prefix: a field the transport cannot honour, e.g. `unsupported-TemplateID`, `unsupported-URLTags`. */
+  UNSUPPORTED: "unsupported-",
+  /** An attachment's Base64Content is not base64. */
+  INVALID_BASE64: "invalid-base64",
+  /** TemplateLanguage is on and a `{{var:name}}` has neither a value in Variables nor a default. */
+  TEMPLATE_VARIABLE_MISSING: "template-variable-missing",
+  /** The SMTP server refused the sender (MAIL FROM): nothing was sent. */
+  SMTP_SENDER_REJECTED: "smtp-sender-rejected",
+  /** The SMTP server refused a recipient (RCPT TO); the message went to the accepted ones, listed in To/Cc/Bcc. */
+  SMTP_RECIPIENT_REJECTED: "smtp-recipient-rejected",
+  /** The SMTP server refused the message after reading it (its reply to DATA): nothing was delivered. */
+  SMTP_MESSAGE_REJECTED: "smtp-message-rejected",
 } as const;
 export type ErrorCodeValue = (typeof ErrorCode)[ErrorCodeName]["code"];
 

@@ -105,9 +105,9 @@ export async function startDemo(options: DemoOptions = {}): Promise<RunningDemo>
 
     const sales = await runRetrievers(config, deployed, manifest, print);
 
-    // Hook: the sales digest email through the outbox transport (a later step fills sendSalesDigest in).
-    const digest = await sendSalesDigest(sales, config);
-    if (digest) print(`   sales digest: ${digest.summary}`);
+    // The email side: a digest of the sales through the outbox transport (an .eml file, no mail server).
+    const digest = await sendSalesDigest(sales, join(dataDir, "outbox"), env);
+    print(`6. sales digest email ${digest.summary}`);
 
     printHowToCall(server.url, deployed, dbPath, print);
     return { rpcUrl: anvil.rpcUrl, serviceUrl: server.url, dbPath, deployed, manifest, stop };

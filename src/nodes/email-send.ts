@@ -4,6 +4,7 @@ import { ErrorPayloadSchema, RawResponse } from "../schemas/common.js";
 import { EmailParams, EmailRequest, MessagesSent } from "../schemas/email.js";
 import { resolveMailTransport } from "../transports/index.js";
 import { MAX_RECIPIENTS_PER_CALL, recipientCount } from "../transports/mailjet/chunks.js";
+import { NO_LOGIN } from "../transports/types.js";
 
 /**
  * SPEC.md operation 4: sends a batch of messages through the configured transport (Mailjet Send API v3.1 by
@@ -27,10 +28,14 @@ export const emailSend = defineNode({
   },
 });
 
-/** Uses the operator's MAILJET_API_KEY / MAILJET_SECRET_KEY when the caller gave no credentials at all. */
+/**
+ * Uses the operator's MAILJET_API_KEY / MAILJET_SECRET_KEY when the caller gave no credentials at all. The smtp
+ * and outbox transports need none from the caller (smtp logs in with SMTP_URL's login).
+ */
 function withOperatorCredentials(input: Record<string, unknown>, ctx: RunContext): Record<string, unknown> {
   const given = input.params;
   const empty = given === undefined || (isObject(given) && Object.keys(given).length === 0);
+  if (empty && ctx.config.emailTransport !== "mailjet") return { ...input, params: { ...NO_LOGIN } };
   const { userId, password } = ctx.config.mailjet;
   if (!empty || !userId || !password) return input;
   return { ...input, params: { "user id": userId, password } };

@@ -20,3 +20,13 @@ export interface MailTransport {
   readonly name: string;
   send(request: EmailRequest, params: EmailParams, ctx: RunContext): Promise<SendOutcome>;
 }
+
+/**
+ * The `params` the email-send node fills in for the smtp and outbox transports when the caller gave none (the
+ * SPEC.md port requires both fields): smtp then logs in with SMTP_URL's login, outbox needs none.
+ */
+export const NO_LOGIN = { "user id": "-", password: "-" } as const satisfies EmailParams;
+
+export function isNoLogin(params: Partial<EmailParams>): boolean {
+  return params["user id"] === NO_LOGIN["user id"] && params.password === NO_LOGIN.password;
+}

@@ -1,8 +1,80 @@
-/** The outbox mail transport (placeholder until its issue lands). */
+/**
+ * EMAIL_TRANSPORT=outbox: renders each message exactly as the smtp transport would and stores it under
+ * OUTBOX_DIR (default ./data/outbox) instead of sending it; `chainmail outbox list|show` read it back.
+ * SandboxMode validates without storing. Results have Mailjet's shape; MessageHref is the .eml's file URL.
+ */
 import type { Config } from "../../core/config.js";
-import { ChainmailError } from "../../core/errors.js";
-import type { MailTransport } from "../types.js";
+import { ChainmailError, MessageErrorCode } from "../../core/errors.js";
+import type { EmailParams, EmailRequest, MessageResult } from "../../schemas/email.js";
+import { errorEntry, renderEach } from "../mime/render.js";
+import { successEntry } from "../mime/results.js";
+import type { MailTransport, SendOutcome } from "../types.js";
+import { fileUrl, newOutboxId, openOutbox, storeMessage } from "./store.js";
 
-export function outboxTransport(_config: Config): MailTransport {
-  throw new ChainmailError("INTERNAL", "EMAIL_TRANSPORT=outbox is not available in this build.");
+export function outboxTransport(config: Config): MailTransport {
+  const dir = config.outboxDir;
+  return {
+    name: "outbox",
+    async send(request: EmailRequest, _params: EmailParams, ctx): Promise<SendOutcome> {
+      const results: MessageResult[] = [];
+      const progress = { sent: [] as number[], not_sent: [] as number[] };
+      let failure: { index: number; error: Error } | undefined;
+      let opened: Promise<void> | undefined;
+      for await (const r of renderEach(request)) {
+        if ("errors" in r) {
+          results.push({ Status: "error", Errors: r.errors });
+          progress.not_sent.push(r.index);
+          continue;
+        }
+        if (request.SandboxMode === true) {
+          results.push(successEntry(r.message, { href: () => "", sandbox: true }));
+          continue;
+        }
+        if (failure || ctx.signal?.aborted) {
+          results.push(notStored(failure?.error));
+          progress.not_sent.push(r.index);
+          continue;
+        }
+        const id = newOutboxId();
+        const entry = successEntry(r.message, { href: () => fileUrl(dir, `${id}.eml`) });
+        const recipients = [...entry.To!, ...entry.Cc!, ...entry.Bcc!].map(({ Email, MessageUUID, MessageID }) => ({
+          Email,
+          MessageUUID,
+          MessageID,
+        }));
+        try {
+          opened ??= openOutbox(dir);
+          await opened;
+          await storeMessage(dir, id, r.message, recipients);
+          results.push(entry);
+          progress.sent.push(r.index);
+        } catch (err) {
+          failure = { index: r.index, error: err as Error };
+          results.push(notStored(failure.error));
+          progress.not_sent.push(r.index);
+        }
+      }
+      const sent: SendOutcome = { "messages sent": { Messages: results } };
+      if (!failure) return sent;
+      const reason = failure.error.message;
+      const error = new ChainmailError(
+        progress.sent.length ? "PARTIAL_FAILURE" : "STORAGE_ERROR",
+        `Stored ${progress.sent.length} of ${results.length} messages in the outbox ${dir}, then writing message ${failure.index} failed: ${reason}.`,
+        {
+          hint: "Check that OUTBOX_DIR is writable and has space; the messages in details.messages.not_sent can be sent again.",
+          details: { messages: progress, outbox: dir },
+        },
+      );
+      ctx.logger?.error({ transport: "outbox", outbox: dir, reason }, "outbox write failed");
+      return { ...sent, error: error.toPayload() };
+    },
+  };
+}
+
+function notStored(error: Error | undefined): MessageResult {
+  const why = error ? `writing to the outbox failed (${error.message})` : "the send was cancelled";
+  return {
+    Status: "error",
+    Errors: [errorEntry(MessageErrorCode.NOT_SENT, `Not stored: ${why}. It is safe to send it again.`, [], {}, 503)],
+  };
 }

@@ -1,8 +1,297 @@
-/** The smtp mail transport (placeholder until its issue lands). */
+/**
+ * EMAIL_TRANSPORT=smtp: each message becomes a MIME message (see ../mime) sent over one SMTP session, one by
+ * one in input order. Failures follow Mailjet's rules: a message the server refuses gets an error entry and the
+ * others go on; a session that cannot start is an `error`; a session lost midway keeps the results of what was
+ * sent, marks the rest "not sent" (or "delivery unknown" for the one whose DATA had started) and adds a
+ * `partial_failure` error. No message is ever sent twice: nothing is retried once its DATA may have started.
+ */
 import type { Config } from "../../core/config.js";
-import { ChainmailError } from "../../core/errors.js";
-import type { MailTransport } from "../types.js";
+import {
+  ChainmailError,
+  ErrorCode,
+  type ErrorCodeName,
+  type ErrorPayload,
+  MessageErrorCode,
+} from "../../core/errors.js";
+import { scrub } from "../../core/http.js";
+import type { RawResponse } from "../../schemas/common.js";
+import type { EmailParams, EmailRequest, MessageResult } from "../../schemas/email.js";
+import { errorEntry, type RenderedMessage, renderEach } from "../mime/render.js";
+import { successEntry } from "../mime/results.js";
+import { isNoLogin, type MailTransport, type SendOutcome } from "../types.js";
+import { parseSmtpUrl, type SendFailure, type SmtpError, SmtpSession, type SmtpTarget } from "./connection.js";
 
-export function smtpTransport(_config: Config): MailTransport {
-  throw new ChainmailError("INTERNAL", "EMAIL_TRANSPORT=smtp is not available in this build.");
+/** `MessageHref` of an SMTP-sent copy: RFC 2392 `mid:` URL of its Message-ID. */
+const midHref = (message: RenderedMessage) => () => `mid:${encodeURIComponent(message.messageId.slice(1, -1))}`;
+
+/** `user id`/`password`, when given, override the login in SMTP_URL. */
+function login(target: SmtpTarget, params: Partial<EmailParams>): { user: string; pass: string } | undefined {
+  const given = isNoLogin(params) ? {} : params;
+  const user = given["user id"] || target.user;
+  const pass = given.password || target.pass;
+  return user && pass ? { user, pass } : undefined;
+}
+
+function secretsOf(auth: { user: string; pass: string } | undefined): string[] {
+  if (!auth) return [];
+  const b64 = (s: string) => Buffer.from(s).toString("base64");
+  return [auth.pass, encodeURIComponent(auth.pass), b64(auth.pass), b64(`\0${auth.user}\0${auth.pass}`)];
+}
+
+function timeoutOf(config: Config): number {
+  const raw = config.env.SMTP_TIMEOUT_MS || config.env.CHAINMAIL_TIMEOUT_MS;
+  const value = raw ? Number(raw) : 30_000;
+  return Number.isInteger(value) && value > 0 ? value : 30_000;
+}
+
+const replyCode = (reply: string | undefined) => Number(/^\d{3}/.exec(reply ?? "")?.[0] ?? 0);
+
+/** A session-level failure as the `error` port's payload. */
+function sessionError(err: SmtpError, target: SmtpTarget, secrets: string[]): ChainmailError {
+  const reply = err.response ? scrub(err.response, secrets) : undefined;
+  const where = `${target.host}:${target.port}`;
+  const tls =
+    err.code === "ETLS" || /certificate|SSL|TLS|wrong version/i.test(`${err.originalCode ?? ""} ${err.message}`);
+  const details = {
+    transport: "smtp",
+    server: where,
+    smtp: { code: err.code, command: err.command, ...(reply ? { reply, replyCode: replyCode(reply) } : {}) },
+    ...(tls ? { tls: true } : {}),
+  };
+  const why = scrub(err.message, secrets);
+  const fail = (kind: ErrorCodeName, message: string, hint: string) =>
+    new ChainmailError(kind, message, { hint, details });
+  if (err.code === "EAUTH" || err.code === "ENOAUTH")
+    return fail(
+      "UPSTREAM_AUTH",
+      `The SMTP server ${where} refused the login: ${why}.`,
+      "Check the user and password in SMTP_URL or the `user id`/`password` params. Nothing was sent.",
+    );
+  if (tls)
+    return fail(
+      "UPSTREAM_UNREACHABLE",
+      `TLS with the SMTP server ${where} failed: ${why}.`,
+      "Check the scheme (smtps:// for port 465, smtp:// with STARTTLS for 587) and the server's certificate. Nothing was sent.",
+    );
+  if (err.code === "ETIMEDOUT")
+    return fail(
+      "UPSTREAM_TIMEOUT",
+      `The SMTP server ${where} did not answer in time: ${why}.`,
+      "Raise SMTP_TIMEOUT_MS or check the server. Nothing was sent.",
+    );
+  if (err.code === "EPROTOCOL")
+    return fail("UPSTREAM_BAD_RESPONSE", `The SMTP server ${where} does not speak SMTP as expected: ${why}.`, "");
+  return fail(
+    "UPSTREAM_UNREACHABLE",
+    `Could not talk to the SMTP server ${where}: ${why}.`,
+    "Check SMTP_URL's host and port and that the server is running. Nothing was sent.",
+  );
+}
+
+/** Where each recipient sits in the message, for ErrorRelatedTo (`To[1].Email`). */
+function recipientPath(message: RenderedMessage, email: string): string {
+  for (const field of ["To", "Cc", "Bcc"] as const) {
+    const i = message.recipients[field].findIndex((e) => e.toLowerCase() === email.toLowerCase());
+    if (i >= 0) return `${field}[${i}].Email`;
+  }
+  return "To";
+}
+
+/** The error entry of a message the server refused (sender, every recipient, or the content). */
+function refusedEntry(message: RenderedMessage, err: SmtpError, secrets: string[]) {
+  const reply = scrub(err.response ?? err.message, secrets);
+  // Nothing went out: a temporary refusal (4xx) may be sent again as is.
+  const status = replyCode(reply) >= 400 && replyCode(reply) < 500 ? 503 : 400;
+  if (err.command === "MAIL FROM")
+    return [
+      errorEntry(
+        MessageErrorCode.SMTP_SENDER_REJECTED,
+        `The SMTP server refused the sender ${message.from}: ${reply}. The message was not sent.`,
+        ["From"],
+        { SMTPReply: reply },
+        status,
+      ),
+    ];
+  if (err.code === "EENVELOPE" && err.rejectedErrors?.length)
+    return err.rejectedErrors.map((r) => recipientEntry(message, r, secrets, status));
+  return [
+    errorEntry(
+      MessageErrorCode.SMTP_MESSAGE_REJECTED,
+      `The SMTP server refused the message: ${reply}. It was not delivered to anyone.`,
+      [],
+      { SMTPReply: reply },
+      status,
+    ),
+  ];
+}
+
+function recipientEntry(message: RenderedMessage, err: SmtpError, secrets: string[], statusCode = 400) {
+  const reply = scrub(err.response ?? err.message, secrets);
+  const email = err.recipient ?? "";
+  return errorEntry(
+    MessageErrorCode.SMTP_RECIPIENT_REJECTED,
+    `The SMTP server refused the recipient ${email}: ${reply}.`,
+    [recipientPath(message, email)],
+    { SMTPReply: reply },
+    statusCode,
+  );
+}
+
+export function smtpTransport(config: Config): MailTransport {
+  return {
+    name: "smtp",
+    async send(request: EmailRequest, params: EmailParams, ctx): Promise<SendOutcome> {
+      const sandbox = request.SandboxMode === true;
+      if (!sandbox && !config.smtpUrl) {
+        throw new ChainmailError("INVALID_INPUT", "EMAIL_TRANSPORT=smtp needs SMTP_URL.", {
+          hint: "Set SMTP_URL, e.g. smtps://user:password@smtp.example.com:465.",
+          details: { setting: "SMTP_URL" },
+        });
+      }
+      const target = sandbox ? undefined : parseSmtpUrl(config.smtpUrl!);
+      const auth = target && login(target, params);
+      const secrets = secretsOf(auth);
+      const results: MessageResult[] = [];
+      const replies: string[] = [];
+      let session: SmtpSession | undefined;
+      const response = (): RawResponse | undefined => {
+        const lines = replies.length ? replies : session?.lastReply ? [session.lastReply] : [];
+        if (!lines.length) return undefined;
+        const body = lines.map((line) => scrub(line, secrets)).join("\n");
+        return { status: replyCode(lines.at(-1)), headers: {}, body };
+      };
+      const withResponse = (outcome: SendOutcome): SendOutcome => {
+        const raw = response();
+        return raw ? { ...outcome, response: raw } : outcome;
+      };
+
+      const progress = { sent: [] as number[], not_sent: [] as number[], unknown: [] as number[] };
+      let lost: { error: SmtpError; at: number } | undefined;
+      try {
+        // Rendered one at a time: only the message being sent is held in memory.
+        for await (const r of renderEach(request)) {
+          if ("errors" in r) {
+            results.push({ Status: "error", Errors: r.errors });
+            progress.not_sent.push(r.index);
+            continue;
+          }
+          const message = r.message;
+          if (sandbox) {
+            results.push(successEntry(message, { href: () => "", sandbox: true }));
+            continue;
+          }
+          if (lost || ctx.signal?.aborted) {
+            results.push(notSentEntry(lost ? "the SMTP session failed before this message" : "the send was cancelled"));
+            progress.not_sent.push(message.index);
+            continue;
+          }
+          if (!session) {
+            // The session opens for the first message there is to send (none when every message failed its checks).
+            session = new SmtpSession(target!, timeoutOf(config));
+            try {
+              await session.open(auth);
+            } catch (err) {
+              ctx.logger?.warn({ transport: "smtp", code: (err as SmtpError).code }, "SMTP session failed to start");
+              return withResponse({ error: sessionError(err as SmtpError, target!, secrets).toPayload() });
+            }
+          }
+          try {
+            const sent = await session.send(message.envelope, message.raw);
+            replies.push(sent.reply);
+            const accepted = new Set(sent.accepted.map((e) => e.toLowerCase()));
+            const entry = successEntry(message, { href: midHref(message), accepted });
+            // Delivered to the accepted recipients: the entry lists them and names the refused ones.
+            results.push(
+              sent.rejected.length
+                ? { ...entry, Status: "error", Errors: sent.rejected.map((e) => recipientEntry(message, e, secrets)) }
+                : entry,
+            );
+            progress.sent.push(message.index);
+          } catch (err) {
+            const failure = err as SendFailure;
+            const smtp = failure.smtp;
+            // A 4xx/5xx reply is the server's answer: the message was refused, not lost (even a 421 that closes).
+            const refused = (smtp.responseCode ?? 0) >= 400 && (smtp.responseCode ?? 0) < 600;
+            if (refused) {
+              replies.push(smtp.response ?? "");
+              results.push({ Status: "error", Errors: refusedEntry(message, smtp, secrets) });
+              progress.not_sent.push(message.index);
+              await session.reset().catch(() => undefined);
+              // A server may close the session with its refusal (421, or a drop): the rest cannot go out.
+              if (session.closed) lost = { error: smtp, at: message.index };
+              continue;
+            }
+            lost = { error: smtp, at: message.index };
+            if (failure.dataStarted) {
+              results.push(unknownEntry(scrub(smtp.message, secrets)));
+              progress.unknown.push(message.index);
+            } else {
+              results.push(notSentEntry("the SMTP session failed before this message"));
+              progress.not_sent.push(message.index);
+            }
+          }
+        }
+      } finally {
+        session?.close();
+      }
+
+      const sent: SendOutcome = { "messages sent": { Messages: results } };
+      if (ctx.signal?.aborted && !lost) {
+        return withResponse({
+          ...sent,
+          error: {
+            error: `Cancelled after sending ${progress.sent.length} of ${results.length} messages; the rest were not sent.`,
+            details: { code: ErrorCode.ABORTED.code, messages: progress },
+          },
+        });
+      }
+      if (!lost) return withResponse(sent);
+      return withResponse({ ...sent, error: lostError(lost, progress, results.length, target!, secrets) });
+    },
+  };
+}
+
+function notSentEntry(why: string): MessageResult {
+  return {
+    Status: "error",
+    Errors: [errorEntry(MessageErrorCode.NOT_SENT, `Not sent: ${why}. It is safe to send it again.`, [], {}, 503)],
+  };
+}
+
+function unknownEntry(why: string): MessageResult {
+  return {
+    Status: "error",
+    Errors: [
+      errorEntry(
+        MessageErrorCode.DELIVERY_UNKNOWN,
+        `Delivery unknown: the SMTP session failed while this message was being transferred (${why}). It may have been delivered; check before sending it again.`,
+        [],
+        {},
+        // Below 500 so Mailjet's safe-retry rule (resend StatusCode >= 500) never resends it blindly.
+        409,
+      ),
+    ],
+  };
+}
+
+/** The `error` of a session lost midway: `partial_failure` when anything may have gone out. */
+function lostError(
+  lost: { error: SmtpError; at: number },
+  progress: { sent: number[]; not_sent: number[]; unknown: number[] },
+  total: number,
+  target: SmtpTarget,
+  secrets: string[],
+): ErrorPayload {
+  const cause = sessionError(lost.error, target, secrets);
+  if (!progress.sent.length && !progress.unknown.length) {
+    const payload = cause.toPayload();
+    return { ...payload, details: { ...payload.details, messages: progress } };
+  }
+  const unknown = progress.unknown.length ? ` Message ${progress.unknown.join(", ")} may have been delivered.` : "";
+  return {
+    error:
+      `Sent ${progress.sent.length} of ${total} messages, then the SMTP session failed at message ${lost.at}: ` +
+      `${cause.shortMessage}${unknown} The messages listed in details.messages.not_sent were not sent and can be sent again.`,
+    details: { code: "partial_failure", cause: cause.toPayload().details, messages: progress },
+  };
 }
