@@ -10,9 +10,16 @@
  */
 import { setTimeout as sleep } from "node:timers/promises";
 import { type Dispatcher, request } from "undici";
-import type { RawResponse } from "../schemas/common.js";
 import type { RetryPolicy } from "./config.js";
 import { ChainmailError } from "./errors.js";
+
+/** An upstream's answer as received: what every node's `response` port carries (SPEC.md, Raw response). */
+export interface RawResponse {
+  status: number;
+  /** Names in lower case; secrets scrubbed. */
+  headers: Record<string, unknown>;
+  body: string;
+}
 
 export interface HttpCall {
   /** Upstream name for messages, logs and metrics, e.g. `NFTPort`. */
