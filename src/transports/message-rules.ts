@@ -12,7 +12,7 @@ export function isObject(value: unknown): value is Loose {
   return typeof value === "object" && value !== null && !Array.isArray(value);
 }
 
-const isSet = (value: unknown) => value !== undefined && value !== null;
+export const isSet = (value: unknown) => value !== undefined && value !== null;
 
 /**
  * An address the upstream would accept: local part and a dotted domain whose last label is alphabetic

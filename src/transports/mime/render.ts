@@ -1,13 +1,14 @@
 /**
  * One Send API v3.1 message → one MIME message (nodemailer's composer), shared by the smtp and outbox
  * transports so both deliver byte-for-byte the same thing. A message this cannot render faithfully (a template
- * stored at Mailjet, a missing variable, a forbidden header) gets error entries instead, never a guess.
+ * stored at Mailjet, a missing variable, a forbidden header) gets error entries instead, never a guess. The
+ * rules every transport shares are in ../message-rules.ts; only the MIME-specific ones are here.
  */
 import { randomUUID } from "node:crypto";
 import MailComposer from "nodemailer/lib/mail-composer";
 import { MessageErrorCode } from "../../core/errors.js";
 import type { EmailMessage, EmailRequest, ErrorEntry } from "../../schemas/email.js";
-import { applyGlobals, FORBIDDEN_HEADERS, forbiddenHeader, messageProblems } from "../message-rules.js";
+import { applyGlobals, FORBIDDEN_HEADERS, forbiddenHeader, isSet, messageProblems } from "../message-rules.js";
 import { errorEntry, problemEntry } from "../outcome.js";
 import { substituteVariables } from "./template.js";
 
@@ -61,8 +62,6 @@ const HONOURED = new Set([
 const MIME_HEADERS = new Set(["content-type", "content-transfer-encoding", "mime-version"]);
 
 const HEADER_NAME = /^[!-9;-~]+$/;
-
-const isSet = (value: unknown) => value !== undefined && value !== null;
 
 const mailbox = (a: Address) => (a.Name ? { name: a.Name, address: a.Email } : a.Email);
 
