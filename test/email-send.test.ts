@@ -258,6 +258,16 @@ describe("email-send: validation", () => {
     expect(mj.requests.length).toBe(before);
   });
 
+  it("applies Mailjet's own rules (50 recipients per message, no colon in the API key) only with mailjet", async () => {
+    const before = mj.requests.length;
+    const big = message(Array.from({ length: 51 }, (_, i) => `big${i}@example.org`));
+    const out = await send({ Messages: [big] }, {}, { "user id": "key:part", password: SECRET_KEY });
+    expect(out.error?.details.code).toBe("invalid_input");
+    const fields = (out.error!.details.violations as { field: string }[]).map((v) => v.field).sort();
+    expect(fields).toEqual(['params["user id"]', "request.Messages[0]"]);
+    expect(mj.requests.length).toBe(before);
+  });
+
   it("accepts Base64 with line breaks, TemplateID without parts, and plus-addressed or international addresses", async () => {
     const to = addr();
     const out = await send({
@@ -301,6 +311,7 @@ describe("email-send: failures, retries and never twice", () => {
     expect(out.error?.details.chunks).toEqual([
       { index: 0, messages: [0, 0], status: "not_sent", http_status: 429, error_code: "upstream_rate_limited" },
     ]);
+    expect(out.error?.details.messages).toEqual({ sent: [], not_sent: [0], unknown: [] });
     expect(mj.requests.length - before).toBe(3);
     expect(mj.deliveredTo.get(to)).toBeUndefined();
   });
@@ -315,7 +326,10 @@ describe("email-send: failures, retries and never twice", () => {
       { index: 0, messages: [0, 0], status: "unknown", error_code: "upstream_timeout" },
     ]);
     expect(errorCodes(out)).toEqual(["chainmail-delivery-unknown"]);
-    expect(out["messages sent"]!.Messages[0]!.Errors![0]!.StatusCode).toBe(0);
+    // One rule for every transport: 409 (below 500) so Mailjet's safe-retry rule never resends it (was 0).
+    expect(out["messages sent"]!.Messages[0]!.Errors![0]!.StatusCode).toBe(409);
+    expect(out["messages sent"]!.Messages[0]!.Errors![0]!.ErrorRelatedTo).toEqual([]);
+    expect(out.error?.details.messages).toEqual({ sent: [], not_sent: [], unknown: [0] });
     expect(mj.requests.length - before).toBe(1);
     expect(mj.deliveredTo.get(to)).toBe(1);
   });
@@ -335,7 +349,9 @@ describe("email-send: failures, retries and never twice", () => {
     expect(out.error?.error).toContain(identifier);
     expect(chunkStatuses(out)).toEqual(["unknown"]);
     expect(errorCodes(out)).toEqual(["chainmail-delivery-unknown"]);
-    expect(out["messages sent"]!.Messages[0]!.Errors![0]!.StatusCode).toBe(500);
+    // The HTTP status stays in details.chunks; the entry follows the one rule (was 500, which invites a resend).
+    expect(out["messages sent"]!.Messages[0]!.Errors![0]!.StatusCode).toBe(409);
+    expect(out.error!.details.chunks).toMatchObject([{ http_status: 500, status: "unknown" }]);
     expect(mj.requests.length - before).toBe(1);
     expect(mj.deliveredTo.get(to)).toBe(1);
   });
@@ -453,6 +469,17 @@ describe("email-send: failures, retries and never twice", () => {
     expect(codes.slice(0, 50)).toEqual(Array(50).fill(null));
     expect(codes.slice(50, 100)).toEqual(Array(50).fill("chainmail-delivery-unknown"));
     expect(codes.slice(100)).toEqual(Array(50).fill("chainmail-not-sent"));
+    const entries = out["messages sent"]!.Messages.map((m) => m.Errors?.[0]);
+    expect(new Set(entries.slice(50).map((e) => e!.StatusCode))).toEqual(new Set([409, 503]));
+    expect(entries[100]!.StatusCode).toBe(503);
+    // The messages of one failed call share their ErrorIdentifier.
+    expect(new Set(entries.slice(100).map((e) => e!.ErrorIdentifier)).size).toBe(1);
+    const range = (from: number, to: number) => Array.from({ length: to - from }, (_, i) => from + i);
+    expect(out.error?.details.messages).toEqual({
+      sent: range(0, 50),
+      unknown: range(50, 100),
+      not_sent: range(100, 150),
+    });
 
     // The caller resends exactly the messages of not_sent chunks.
     const notSent = (out.error!.details.chunks as { status: string; messages: [number, number] }[])

@@ -174,15 +174,47 @@ describe("outbox transport through email-send", () => {
     expect(await listOutbox(dir)).toHaveLength(1);
   });
 
+  it("takes what only Mailjet refuses: 51 recipients in one message, a colon in the user id", async () => {
+    const dir = newDir();
+    const to = Array.from({ length: 51 }, (_, i) => ({ Email: `r${i}@example.test` }));
+    const out = await runNode(
+      emailSend,
+      { params: { "user id": "user:with-colon", password: "x" }, request: { Messages: [{ ...rich, To: to }] } },
+      { config: outboxConfig(dir) },
+    );
+    expect(out.error).toBeUndefined();
+    expect(out["messages sent"]!.Messages[0]!.To).toHaveLength(51);
+    expect((await listOutbox(dir))[0]!.to).toHaveLength(51);
+  });
+
+  it("still refuses, through the node, what every transport refuses (a bad address), before storing anything", async () => {
+    const dir = newDir();
+    const out = await runNode(
+      emailSend,
+      { request: { Messages: [{ ...rich, Cc: [{ Email: "cc@example" }] }] } },
+      { config: outboxConfig(dir) },
+    );
+    expect(out.error?.details.code).toBe("invalid_input");
+    expect((out.error!.details.violations as { field: string }[]).map((v) => v.field)).toEqual([
+      "request.Messages[0].Cc[0].Email",
+    ]);
+    await expect(readdir(dir)).rejects.toThrow(/ENOENT/);
+  });
+
   it("an outbox that cannot be written: storage_error, every message not sent", async () => {
     const blocker = join(root, "not-a-directory");
     await writeFile(blocker, "x");
     const out = await runNode(emailSend, { request: { Messages: [rich, rich] } }, { config: outboxConfig(blocker) });
-    expect(out.error?.details).toMatchObject({ code: "storage_error", messages: { sent: [], not_sent: [0, 1] } });
+    expect(out.error?.details).toMatchObject({
+      code: "storage_error",
+      messages: { sent: [], not_sent: [0, 1], unknown: [] },
+    });
     expect(out["messages sent"]!.Messages.map((m) => m.Errors![0]!.ErrorCode)).toEqual([
       "chainmail-not-sent",
       "chainmail-not-sent",
     ]);
+    const entry = out["messages sent"]!.Messages[0]!.Errors![0]!;
+    expect([entry.StatusCode, entry.ErrorRelatedTo]).toEqual([503, []]);
   });
 
   it("findInOutbox finds a message by id, Message-ID, MessageUUID or MessageID", async () => {

@@ -2,7 +2,8 @@
 import { simpleParser } from "mailparser";
 import { describe, expect, it } from "vitest";
 import type { EmailMessage } from "../src/schemas/email.js";
-import { applyGlobals, renderMessage, renderRequest } from "../src/transports/mime/render.js";
+import { applyGlobals } from "../src/transports/message-rules.js";
+import { renderMessage, renderRequest } from "../src/transports/mime/render.js";
 import { newMessageNumber } from "../src/transports/mime/results.js";
 import { substituteVariables } from "../src/transports/mime/template.js";
 
@@ -99,12 +100,27 @@ describe("rendering", () => {
         DeduplicateCampaign: true,
       }),
     ).toEqual([
+      // The rules every transport shares (message-rules.ts) first, then the MIME-specific header rules.
       ["send-0003", ["HTMLPart", "TextPart"]],
       ["send-0011", ['Headers["message-id"]']],
-      ["invalid-header", ['Headers["X-Evil"]']],
-      ["invalid-header", ['Headers["Bad Name"]']],
       ["send-0012", ["DeduplicateCampaign"]],
       ["invalid-base64", ["Attachments[0].Base64Content"]],
+      ["invalid-header", ['Headers["X-Evil"]']],
+      ["invalid-header", ['Headers["Bad Name"]']],
+    ]);
+  });
+
+  it("applies the node's message rules too: a bad address, a MIME header, Base64 that is not in groups of four", async () => {
+    expect(
+      await errors({
+        Cc: [{ Email: "cc@example" }],
+        Headers: { "Content-Type": "text/plain" },
+        Attachments: [{ ContentType: "text/plain", Filename: "a.txt", Base64Content: "SGVsbG8" }],
+      }),
+    ).toEqual([
+      ["mj-0013", ["Cc[0].Email"]],
+      ["invalid-base64", ["Attachments[0].Base64Content"]],
+      ["send-0011", ['Headers["Content-Type"]']],
     ]);
   });
 

@@ -172,6 +172,23 @@ describe("smtp transport: what the server receives", () => {
     expect(server.connections).toBe(before);
   });
 
+  it("through the node, takes what only Mailjet refuses: 51 recipients, a colon in the user id", async () => {
+    const before = server.received.length;
+    const to = Array.from({ length: 51 }, (_, i) => ({ Email: `many${i}@example.test` }));
+    const config = testConfig({ EMAIL_TRANSPORT: "smtp", SMTP_URL: server.url() });
+    const out = await runNode(
+      emailSend,
+      { params: { "user id": "user:colon", password: "-" }, request: { Messages: [message(1, { To: to })] } },
+      { config },
+    );
+    // The colon rule is Mailjet's: here the user id reaches the SMTP login (and this server refuses it).
+    expect(out.error?.details.code).toBe("upstream_auth");
+    const ok = await runNode(emailSend, { request: { Messages: [message(1, { To: to })] } }, { config });
+    expect(ok.error).toBeUndefined();
+    expect(ok["messages sent"]!.Messages[0]!.To).toHaveLength(51);
+    expect(server.received.slice(before).map((m) => m.to.length)).toEqual([51]);
+  });
+
   it("SandboxMode validates and sends nothing", async () => {
     const before = server.received.length;
     const connections = server.connections;
@@ -300,6 +317,7 @@ describe("smtp transport: failures", () => {
     const config = testConfig({ EMAIL_TRANSPORT: "smtp", SMTP_URL: "smtp://127.0.0.1:1" });
     const out = await smtpTransport(config).send({ Messages: [message(1)] }, params, { config });
     expect(out.error?.details.code).toBe("upstream_unreachable");
+    expect(out.error?.details.messages).toEqual({ sent: [], not_sent: [0], unknown: [] });
     expect(out["messages sent"]).toBeUndefined();
   });
 
@@ -316,7 +334,9 @@ describe("smtp transport: failures", () => {
       expect(out.error?.details).toMatchObject({
         code: "partial_failure",
         messages: { sent: [0], unknown: [1], not_sent: [2, 3] },
+        failure: { transport: "smtp" },
       });
+      expect(out["messages sent"]!.Messages[1]!.Errors![0]!.ErrorRelatedTo).toEqual([]);
       expect(out.error?.error).toMatch(/Sent 1 of 4 messages/);
       expect(out.response?.body).toContain("250 OK: queued as Q1");
     } finally {

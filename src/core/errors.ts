@@ -25,7 +25,7 @@ export const ErrorCode = {
   UPSTREAM_UNREACHABLE: { code: "upstream_unreachable", httpStatus: 502 },
   /** No answer within the configured timeout. */
   UPSTREAM_TIMEOUT: { code: "upstream_timeout", httpStatus: 504 },
-  /** Part of an email batch was sent and part was not; `details` says which chunks. */
+  /** Part of an email batch was sent and part was not; `details.messages` says which (input indexes). */
   PARTIAL_FAILURE: { code: "partial_failure", httpStatus: 502 },
   /**
    * A chunk of a split email batch that was never attempted, because an earlier chunk failed in a way every call
@@ -61,12 +61,21 @@ export type ErrorCodeName = keyof typeof ErrorCode;
  * entries, next to the upstream's own `send-…`/`mj-…` codes) for messages of a call that failed as a whole.
  */
 export const MessageErrorCode = {
-  /** The message surely did not reach the provider (401, 413, 429 exhausted, connection refused, not attempted). */
+  /**
+   * The message surely did not reach the provider (401, 413, 429 exhausted, connection refused, not attempted, a
+   * session lost before it, an outbox write failed). Every transport: StatusCode 503, so Mailjet's safe-retry rule
+   * (resend only errors with StatusCode >= 500) resends it.
+   */
   NOT_SENT: "chainmail-not-sent",
-  /** The request may have reached the provider (timeout, 5xx, connection reset): do not resend blindly. */
+  /**
+   * The message may have reached the provider (timeout, 5xx, connection reset, DATA interrupted): do not resend
+   * blindly. Every transport: StatusCode 409, below 500, so that same rule never resends it.
+   */
   DELIVERY_UNKNOWN: "chainmail-delivery-unknown",
-  // Written by the smtp and outbox transports. Where the condition is the one Mailjet reports, Mailjet's code is
-  // kept, so a workflow reads the same code whichever transport sent.
+  // Written by the message rules and the smtp and outbox transports. Where the condition is the one Mailjet reports,
+  // Mailjet's code is kept, so a workflow reads the same code whichever transport sent.
+  /** An address that is not an email address (Mailjet mj-0013). */
+  INVALID_ADDRESS: "mj-0013",
   /** Neither TextPart nor HTMLPart (Mailjet send-0003). */
   MISSING_CONTENT: "send-0003",
   /** A `Headers` entry sets a header the transport writes itself (Mailjet send-0011). */

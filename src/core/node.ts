@@ -44,8 +44,11 @@ export interface NodeDefinition<I extends TProperties = TProperties, O extends T
   successPort: keyof O & string;
   /** Fills inputs from configuration before validation (operator-provided credentials). */
   prepare?: (input: Record<string, unknown>, ctx: RunContext) => Record<string, unknown>;
-  /** Rules across fields that a schema cannot say (e.g. from_block <= to_block). */
-  check?: (input: PortValues<I>) => Violation[];
+  /**
+   * Rules across fields that a schema cannot say (e.g. from_block <= to_block); `ctx` for rules that depend on
+   * the configuration (e.g. the mail transport's own limits).
+   */
+  check?: (input: PortValues<I>, ctx: RunContext) => Violation[];
   run(input: PortValues<I>, ctx: RunContext): Promise<NodeOutput<O>>;
 }
 
@@ -120,7 +123,7 @@ export function prepareInput<I extends TProperties>(
     }
   }
   // Cross-field rules run too, so every violation is reported at once; they guard their own types.
-  if (node.check) violations.push(...node.check(values as PortValues<I>));
+  if (node.check) violations.push(...node.check(values as PortValues<I>, ctx));
   return violations.length ? { violations } : { values: values as PortValues<I> };
 }
 

@@ -12,7 +12,7 @@ export interface SendOutcome {
   "messages sent"?: MessagesSent;
   /** The upstream's raw answer (the last one, when the batch took several calls). */
   response?: RawResponse;
-  /** A failure of the whole request, or of part of a split batch (`details` says which chunks). */
+  /** A failure of the whole request or of part of the batch; `details.messages` says which messages (outcome.ts). */
   error?: ErrorPayload;
 }
 

@@ -1,14 +1,18 @@
 /**
  * Merging the calls of a split batch back into one outcome: one result per input message, in input order, and
- * when some call failed, an `error` whose `details.chunks` says which messages were sent, surely not sent, or
- * may have been sent, so a caller can resend exactly the `not_sent` ones.
+ * when some call failed, an `error` whose `details.messages` (like every transport's) says which messages were
+ * sent, surely not sent, or may have been sent, so a caller can resend exactly the `not_sent` ones;
+ * `details.chunks` adds what happened to each call.
  */
 import { randomUUID } from "node:crypto";
-import { ChainmailError, type ErrorPayload, MessageErrorCode } from "../../core/errors.js";
+import { ChainmailError } from "../../core/errors.js";
 import type { MessageResult } from "../../schemas/email.js";
+import { batchError, deliveryUnknownResult, messageStatuses, notSentResult } from "../outcome.js";
 import type { SendOutcome } from "../types.js";
 import type { Chunk } from "./chunks.js";
 import type { CallOutcome, FailedCall } from "./client.js";
+
+type SentCall = Exclude<CallOutcome, FailedCall>;
 
 /** What `details.chunks` lists for every call of a batch. */
 export interface ChunkReport {
@@ -36,19 +40,12 @@ export function mergeOutcomes(
   outcomes: readonly CallOutcome[],
 ): SendOutcome {
   const results: MessageResult[] = new Array(messageCount);
-  const reports: ChunkReport[] = [];
-  let sentMessages = 0;
   for (const chunk of chunks) {
     const outcome = outcomes[chunk.index]!;
     const size = chunk.last - chunk.first + 1;
-    if (outcome.status === "sent") {
-      for (let i = 0; i < size; i++) results[chunk.first + i] = outcome.results[i]!;
-      sentMessages += size;
-    } else {
-      const identifier = randomUUID();
-      for (let i = 0; i < size; i++) results[chunk.first + i] = failedEntry(outcome, identifier);
-    }
-    reports.push(report(chunk, outcome));
+    // The messages of a failed call share one ErrorIdentifier.
+    const failed = outcome.status === "sent" ? undefined : failedResult(outcome, randomUUID());
+    for (let i = 0; i < size; i++) results[chunk.first + i] = failed ?? (outcome as SentCall).results[i]!;
   }
 
   const failed = chunks.filter((c) => outcomes[c.index]!.status !== "sent");
@@ -61,28 +58,20 @@ export function mergeOutcomes(
   const primaryOutcome = outcomes[primary.index] as FailedCall;
   const response =
     primaryOutcome.response ?? (answered.length ? outcomes[answered.at(-1)!.index]!.response : undefined);
-  const anythingMaybeSent = sentMessages > 0 || failed.some((c) => outcomes[c.index]!.status === "unknown");
+  const processed = chunks.length > failed.length;
+  const anythingMaybeSent = processed || failed.some((c) => outcomes[c.index]!.status === "unknown");
 
-  let error: ErrorPayload;
-  if (sentMessages === 0) {
-    // No call got through: the whole request failed, with the first call's own error code.
-    const payload = primaryOutcome.error.toPayload();
-    error = { ...payload, details: { ...payload.details, chunks: reports } };
-  } else {
-    const range = `messages ${primary.first}-${primary.last}`;
-    error = new ChainmailError(
-      "PARTIAL_FAILURE",
-      `Part of the batch failed: ${sentMessages} of ${messageCount} messages reached Mailjet; chunk ${primary.index} (${range}) failed: ${primaryOutcome.error.shortMessage}`,
-      {
-        hint: 'details.chunks lists every call: resend only the messages of chunks with status "not_sent"; those with status "unknown" may have been delivered.',
-        details: {
-          chunks: reports,
-          sent_messages: sentMessages,
-          failure: primaryOutcome.error.toPayload().details,
-        },
-      },
-    ).toPayload();
-  }
+  const messages = messageStatuses(results);
+  const range = `messages ${primary.first}-${primary.last}`;
+  const error = batchError(
+    primaryOutcome.error,
+    messages,
+    {
+      error: `Part of the batch failed: ${messages.sent.length} of ${messageCount} messages reached Mailjet; chunk ${primary.index} (${range}) failed: ${primaryOutcome.error.shortMessage}`,
+      hint: "details.messages lists the input indexes: resend exactly not_sent; those in unknown may have been delivered (details.chunks has every call).",
+    },
+    { chunks: chunks.map((chunk) => report(chunk, outcomes[chunk.index]!)) },
+  );
   return {
     ...(anythingMaybeSent ? { "messages sent": { Messages: results } } : {}),
     ...(response ? { response } : {}),
@@ -101,21 +90,9 @@ function report(chunk: Chunk, outcome: CallOutcome): ChunkReport {
   return base;
 }
 
-/** The entry every message of a failed call gets: one chainmail error; the call's messages share its identifier. */
-function failedEntry(outcome: FailedCall, identifier: string): MessageResult {
-  const notSent = outcome.status === "not_sent";
-  return {
-    Status: "error",
-    Errors: [
-      {
-        ErrorIdentifier: identifier,
-        ErrorCode: notSent ? MessageErrorCode.NOT_SENT : MessageErrorCode.DELIVERY_UNKNOWN,
-        StatusCode: outcome.response?.status ?? 0,
-        ErrorMessage: notSent
-          ? `Not sent: ${outcome.error.shortMessage} Safe to resend.`
-          : `Delivery unknown: ${outcome.error.shortMessage} It may have been delivered; check before resending.`,
-        ErrorRelatedTo: [],
-      },
-    ],
-  };
+/** The result every message of a failed call gets: not sent, or delivery unknown. */
+function failedResult(outcome: FailedCall, identifier: string): MessageResult {
+  return outcome.status === "not_sent"
+    ? notSentResult(outcome.error.shortMessage.replace(/\.$/, ""), identifier)
+    : deliveryUnknownResult(outcome.error.shortMessage.replace(/\.$/, ""), identifier);
 }

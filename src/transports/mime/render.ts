@@ -1,12 +1,15 @@
 /**
  * One Send API v3.1 message → one MIME message (nodemailer's composer), shared by the smtp and outbox
  * transports so both deliver byte-for-byte the same thing. A message this cannot render faithfully (a template
- * stored at Mailjet, a missing variable, a forbidden header) gets error entries instead, never a guess.
+ * stored at Mailjet, a missing variable, a forbidden header) gets error entries instead, never a guess. The
+ * rules every transport shares are in ../message-rules.ts; only the MIME-specific ones are here.
  */
 import { randomUUID } from "node:crypto";
 import MailComposer from "nodemailer/lib/mail-composer";
 import { MessageErrorCode } from "../../core/errors.js";
 import type { EmailMessage, EmailRequest, ErrorEntry } from "../../schemas/email.js";
+import { applyGlobals, FORBIDDEN_HEADERS, forbiddenHeader, isSet, messageProblems } from "../message-rules.js";
+import { errorEntry, problemEntry } from "../outcome.js";
 import { substituteVariables } from "./template.js";
 
 type Address = { Email: string; Name?: string | undefined };
@@ -55,99 +58,10 @@ const HONOURED = new Set([
   "Priority",
 ]);
 
-/** Headers a message may not set through `Headers` (Mailjet's send-0011 list), lower case. */
-const FORBIDDEN_HEADERS = new Set(
-  [
-    "From",
-    "Sender",
-    "Subject",
-    "To",
-    "Cc",
-    "Bcc",
-    "Return-Path",
-    "Delivered-To",
-    "DKIM-Signature",
-    "DomainKey-Status",
-    "Received-SPF",
-    "Authentication-Results",
-    "Received",
-    "X-Mailjet-Prio",
-    "X-Mailjet-Debug",
-    "User-Agent",
-    "X-Mailer",
-    "X-MJ-CustomID",
-    "X-MJ-EventPayload",
-    "X-MJ-Vars",
-    "X-MJ-TemplateErrorDeliver",
-    "X-MJ-TemplateErrorReporting",
-    "X-MJ-TemplateLanguage",
-    "X-Mailjet-TrackOpen",
-    "X-Mailjet-TrackClick",
-    "X-MJ-TemplateID",
-    "X-MJ-WorkflowID",
-    "X-Feedback-Id",
-    "X-Mailjet-Segmentation",
-    "List-Id",
-    "X-MJ-MID",
-    "X-MJ-ErrorMessage",
-    "Date",
-    "X-CSA-Complaints",
-    "Message-Id",
-    "X-Mailjet-Campaign",
-    "X-MJ-StatisticsContactsListID",
-    // The MIME structure is the renderer's own.
-    "Content-Type",
-    "Content-Transfer-Encoding",
-    "MIME-Version",
-  ].map((h) => h.toLowerCase()),
-);
+/** The MIME structure is the renderer's own: on top of Mailjet's list, a message may not set these. */
+const MIME_HEADERS = new Set(["content-type", "content-transfer-encoding", "mime-version"]);
 
 const HEADER_NAME = /^[!-9;-~]+$/;
-const BASE64 = /^[A-Za-z0-9+/\s]*={0,2}\s*$/;
-
-/**
- * An error entry in Mailjet's shape. StatusCode follows Mailjet's safe-retry rule (only entries with
- * StatusCode >= 500 may be sent again): 400 for a message that must change first.
- */
-export function errorEntry(
-  code: string,
-  message: string,
-  relatedTo: string[],
-  extra: Record<string, unknown> = {},
-  statusCode = 400,
-): ErrorEntry {
-  return {
-    ErrorIdentifier: randomUUID(),
-    ErrorCode: code,
-    StatusCode: statusCode,
-    ErrorMessage: message,
-    ErrorRelatedTo: relatedTo,
-    ...extra,
-  };
-}
-
-const isSet = (value: unknown) => value !== undefined && value !== null;
-
-/**
- * Mailjet's `Globals` rules (reference §4.2): scalars from the message win, objects merge key-wise (message keys
- * win), arrays concatenate (globals first).
- */
-export function applyGlobals(globals: Record<string, unknown> | undefined, message: Message): Message {
-  if (!globals) return message;
-  const merged: Record<string, unknown> = { ...globals };
-  for (const [key, own] of Object.entries(message)) {
-    if (!isSet(own)) continue;
-    const global = globals[key];
-    if (Array.isArray(global) && Array.isArray(own)) merged[key] = [...global, ...own];
-    else if (isPlainObject(global) && isPlainObject(own)) merged[key] = { ...global, ...own };
-    else merged[key] = own;
-  }
-  return merged as Message;
-}
-
-function isPlainObject(value: unknown): value is Record<string, unknown> {
-  return typeof value === "object" && value !== null && !Array.isArray(value);
-}
 
 const mailbox = (a: Address) => (a.Name ? { name: a.Name, address: a.Email } : a.Email);
 
@@ -189,55 +103,20 @@ function check(message: Message): ErrorEntry[] {
       ),
     );
   }
-  if (!message.TextPart && !message.HTMLPart && !isSet(message.TemplateID)) {
-    errors.push(
-      errorEntry(MessageErrorCode.MISSING_CONTENT, "The message has no content: give TextPart, HTMLPart or both.", [
-        "HTMLPart",
-        "TextPart",
-      ]),
-    );
-  }
+  errors.push(...messageProblems(message).map(problemEntry));
+  // Mailjet's forbidden headers were reported by messageProblems; these are the MIME-specific header rules.
   for (const [name, value] of Object.entries(message.Headers ?? {})) {
-    const related = [`Headers["${name}"]`];
-    if (FORBIDDEN_HEADERS.has(name.toLowerCase())) {
-      errors.push(
-        errorEntry(
-          MessageErrorCode.FORBIDDEN_HEADER,
-          `Headers["${name}"] cannot be set: the transport writes this header itself. Use the message field instead.`,
-          related,
-        ),
-      );
-    } else if (!HEADER_NAME.test(name) || typeof value !== "string" || /[\r\n\0]/.test(value)) {
+    if (FORBIDDEN_HEADERS.has(name.toLowerCase())) continue;
+    if (MIME_HEADERS.has(name.toLowerCase())) errors.push(problemEntry(forbiddenHeader(name)));
+    else if (!HEADER_NAME.test(name) || typeof value !== "string" || /[\r\n\0]/.test(value)) {
       errors.push(
         errorEntry(
           MessageErrorCode.INVALID_HEADER,
           `Headers["${name}"] is not a valid header: the name must be printable ASCII without ":" or spaces, the value a string without line breaks.`,
-          related,
+          [`Headers["${name}"]`],
         ),
       );
     }
-  }
-  if (message.DeduplicateCampaign && !message.CustomCampaign) {
-    errors.push(
-      errorEntry(
-        MessageErrorCode.DEDUPLICATE_WITHOUT_CAMPAIGN,
-        "DeduplicateCampaign needs CustomCampaign: name the campaign to deduplicate.",
-        ["DeduplicateCampaign"],
-      ),
-    );
-  }
-  for (const field of ["Attachments", "InlinedAttachments"] as const) {
-    (message[field] ?? []).forEach((attachment, i) => {
-      if (!BASE64.test(attachment.Base64Content)) {
-        errors.push(
-          errorEntry(
-            MessageErrorCode.INVALID_BASE64,
-            `${field}[${i}].Base64Content is not base64 (A-Z, a-z, 0-9, +, / and = padding).`,
-            [`${field}[${i}].Base64Content`],
-          ),
-        );
-      }
-    });
   }
   return errors;
 }

@@ -4,10 +4,11 @@
  * SandboxMode validates without storing. Results have Mailjet's shape; MessageHref is the .eml's file URL.
  */
 import type { Config } from "../../core/config.js";
-import { ChainmailError, MessageErrorCode } from "../../core/errors.js";
+import { ChainmailError } from "../../core/errors.js";
 import type { EmailParams, EmailRequest, MessageResult } from "../../schemas/email.js";
-import { errorEntry, renderEach } from "../mime/render.js";
+import { renderEach } from "../mime/render.js";
 import { successEntry } from "../mime/results.js";
+import { batchError, messageStatuses, notSentResult } from "../outcome.js";
 import type { MailTransport, SendOutcome } from "../types.js";
 import { fileUrl, newOutboxId, openOutbox, storeMessage } from "./store.js";
 
@@ -17,13 +18,11 @@ export function outboxTransport(config: Config): MailTransport {
     name: "outbox",
     async send(request: EmailRequest, _params: EmailParams, ctx): Promise<SendOutcome> {
       const results: MessageResult[] = [];
-      const progress = { sent: [] as number[], not_sent: [] as number[] };
       let failure: { index: number; error: Error } | undefined;
       let opened: Promise<void> | undefined;
       for await (const r of renderEach(request)) {
         if ("errors" in r) {
           results.push({ Status: "error", Errors: r.errors });
-          progress.not_sent.push(r.index);
           continue;
         }
         if (request.SandboxMode === true) {
@@ -32,7 +31,6 @@ export function outboxTransport(config: Config): MailTransport {
         }
         if (failure || ctx.signal?.aborted) {
           results.push(notStored(failure?.error));
-          progress.not_sent.push(r.index);
           continue;
         }
         const id = newOutboxId();
@@ -47,34 +45,29 @@ export function outboxTransport(config: Config): MailTransport {
           await opened;
           await storeMessage(dir, id, r.message, recipients);
           results.push(entry);
-          progress.sent.push(r.index);
         } catch (err) {
           failure = { index: r.index, error: err as Error };
           results.push(notStored(failure.error));
-          progress.not_sent.push(r.index);
         }
       }
       const sent: SendOutcome = { "messages sent": { Messages: results } };
       if (!failure) return sent;
       const reason = failure.error.message;
-      const error = new ChainmailError(
-        progress.sent.length ? "PARTIAL_FAILURE" : "STORAGE_ERROR",
-        `Stored ${progress.sent.length} of ${results.length} messages in the outbox ${dir}, then writing message ${failure.index} failed: ${reason}.`,
-        {
-          hint: "Check that OUTBOX_DIR is writable and has space; the messages in details.messages.not_sent can be sent again.",
-          details: { messages: progress, outbox: dir },
-        },
+      const messages = messageStatuses(results);
+      const hint =
+        "Check that OUTBOX_DIR is writable and has space; the messages in details.messages.not_sent can be sent again.";
+      const cause = new ChainmailError(
+        "STORAGE_ERROR",
+        `Stored ${messages.sent.length} of ${results.length} messages in the outbox ${dir}, then writing message ${failure.index} failed: ${reason}.`,
+        { hint },
       );
+      const error = batchError(cause, messages, { error: cause.shortMessage, hint }, { outbox: dir });
       ctx.logger?.error({ transport: "outbox", outbox: dir, reason }, "outbox write failed");
-      return { ...sent, error: error.toPayload() };
+      return { ...sent, error };
     },
   };
 }
 
 function notStored(error: Error | undefined): MessageResult {
-  const why = error ? `writing to the outbox failed (${error.message})` : "the send was cancelled";
-  return {
-    Status: "error",
-    Errors: [errorEntry(MessageErrorCode.NOT_SENT, `Not stored: ${why}. It is safe to send it again.`, [], {}, 503)],
-  };
+  return notSentResult(error ? `writing to the outbox failed (${error.message})` : "the send was cancelled");
 }

@@ -6,18 +6,13 @@
  * `partial_failure` error. No message is ever sent twice: nothing is retried once its DATA may have started.
  */
 import type { Config } from "../../core/config.js";
-import {
-  ChainmailError,
-  ErrorCode,
-  type ErrorCodeName,
-  type ErrorPayload,
-  MessageErrorCode,
-} from "../../core/errors.js";
+import { ChainmailError, ErrorCode, type ErrorCodeName, MessageErrorCode } from "../../core/errors.js";
 import { scrub } from "../../core/http.js";
 import type { RawResponse } from "../../schemas/common.js";
 import type { EmailParams, EmailRequest, MessageResult } from "../../schemas/email.js";
-import { errorEntry, type RenderedMessage, renderEach } from "../mime/render.js";
+import { type RenderedMessage, renderEach } from "../mime/render.js";
 import { successEntry } from "../mime/results.js";
+import { batchError, deliveryUnknownResult, errorEntry, messageStatuses, notSentResult } from "../outcome.js";
 import { isNoLogin, type MailTransport, type SendOutcome } from "../types.js";
 import { parseSmtpUrl, type SendFailure, type SmtpError, SmtpSession, type SmtpTarget } from "./connection.js";
 
@@ -165,14 +160,12 @@ export function smtpTransport(config: Config): MailTransport {
         return raw ? { ...outcome, response: raw } : outcome;
       };
 
-      const progress = { sent: [] as number[], not_sent: [] as number[], unknown: [] as number[] };
       let lost: { error: SmtpError; at: number } | undefined;
       try {
         // Rendered one at a time: only the message being sent is held in memory.
         for await (const r of renderEach(request)) {
           if ("errors" in r) {
             results.push({ Status: "error", Errors: r.errors });
-            progress.not_sent.push(r.index);
             continue;
           }
           const message = r.message;
@@ -181,8 +174,9 @@ export function smtpTransport(config: Config): MailTransport {
             continue;
           }
           if (lost || ctx.signal?.aborted) {
-            results.push(notSentEntry(lost ? "the SMTP session failed before this message" : "the send was cancelled"));
-            progress.not_sent.push(message.index);
+            results.push(
+              notSentResult(lost ? "the SMTP session failed before this message" : "the send was cancelled"),
+            );
             continue;
           }
           if (!session) {
@@ -192,7 +186,10 @@ export function smtpTransport(config: Config): MailTransport {
               await session.open(auth);
             } catch (err) {
               ctx.logger?.warn({ transport: "smtp", code: (err as SmtpError).code }, "SMTP session failed to start");
-              return withResponse({ error: sessionError(err as SmtpError, target!, secrets).toPayload() });
+              const all = request.Messages.map((_, i) => i);
+              const error = sessionError(err as SmtpError, target!, secrets).toPayload();
+              const messages = { sent: [], not_sent: all, unknown: [] };
+              return withResponse({ error: { ...error, details: { ...error.details, messages } } });
             }
           }
           try {
@@ -206,7 +203,6 @@ export function smtpTransport(config: Config): MailTransport {
                 ? { ...entry, Status: "error", Errors: sent.rejected.map((e) => recipientEntry(message, e, secrets)) }
                 : entry,
             );
-            progress.sent.push(message.index);
           } catch (err) {
             const failure = err as SendFailure;
             const smtp = failure.smtp;
@@ -215,20 +211,19 @@ export function smtpTransport(config: Config): MailTransport {
             if (refused) {
               replies.push(smtp.response ?? "");
               results.push({ Status: "error", Errors: refusedEntry(message, smtp, secrets) });
-              progress.not_sent.push(message.index);
               await session.reset().catch(() => undefined);
               // A server may close the session with its refusal (421, or a drop): the rest cannot go out.
               if (session.closed) lost = { error: smtp, at: message.index };
               continue;
             }
             lost = { error: smtp, at: message.index };
-            if (failure.dataStarted) {
-              results.push(unknownEntry(scrub(smtp.message, secrets)));
-              progress.unknown.push(message.index);
-            } else {
-              results.push(notSentEntry("the SMTP session failed before this message"));
-              progress.not_sent.push(message.index);
-            }
+            results.push(
+              failure.dataStarted
+                ? deliveryUnknownResult(
+                    `the SMTP session failed while this message was being transferred (${scrub(smtp.message, secrets)})`,
+                  )
+                : notSentResult("the SMTP session failed before this message"),
+            );
           }
         }
       } finally {
@@ -236,62 +231,24 @@ export function smtpTransport(config: Config): MailTransport {
       }
 
       const sent: SendOutcome = { "messages sent": { Messages: results } };
+      const messages = messageStatuses(results);
       if (ctx.signal?.aborted && !lost) {
         return withResponse({
           ...sent,
           error: {
-            error: `Cancelled after sending ${progress.sent.length} of ${results.length} messages; the rest were not sent.`,
-            details: { code: ErrorCode.ABORTED.code, messages: progress },
+            error: `Cancelled after sending ${messages.sent.length} of ${results.length} messages; the rest were not sent.`,
+            details: { code: ErrorCode.ABORTED.code, messages },
           },
         });
       }
       if (!lost) return withResponse(sent);
-      return withResponse({ ...sent, error: lostError(lost, progress, results.length, target!, secrets) });
+      const cause = sessionError(lost.error, target!, secrets);
+      const unknown = messages.unknown.length ? ` Message ${messages.unknown.join(", ")} may have been delivered.` : "";
+      const error = batchError(cause, messages, {
+        error: `Sent ${messages.sent.length} of ${results.length} messages, then the SMTP session failed at message ${lost.at}: ${cause.shortMessage}${unknown}`,
+        hint: "The messages listed in details.messages.not_sent were not sent and can be sent again.",
+      });
+      return withResponse({ ...sent, error });
     },
-  };
-}
-
-function notSentEntry(why: string): MessageResult {
-  return {
-    Status: "error",
-    Errors: [errorEntry(MessageErrorCode.NOT_SENT, `Not sent: ${why}. It is safe to send it again.`, [], {}, 503)],
-  };
-}
-
-function unknownEntry(why: string): MessageResult {
-  return {
-    Status: "error",
-    Errors: [
-      errorEntry(
-        MessageErrorCode.DELIVERY_UNKNOWN,
-        `Delivery unknown: the SMTP session failed while this message was being transferred (${why}). It may have been delivered; check before sending it again.`,
-        [],
-        {},
-        // Below 500 so Mailjet's safe-retry rule (resend StatusCode >= 500) never resends it blindly.
-        409,
-      ),
-    ],
-  };
-}
-
-/** The `error` of a session lost midway: `partial_failure` when anything may have gone out. */
-function lostError(
-  lost: { error: SmtpError; at: number },
-  progress: { sent: number[]; not_sent: number[]; unknown: number[] },
-  total: number,
-  target: SmtpTarget,
-  secrets: string[],
-): ErrorPayload {
-  const cause = sessionError(lost.error, target, secrets);
-  if (!progress.sent.length && !progress.unknown.length) {
-    const payload = cause.toPayload();
-    return { ...payload, details: { ...payload.details, messages: progress } };
-  }
-  const unknown = progress.unknown.length ? ` Message ${progress.unknown.join(", ")} may have been delivered.` : "";
-  return {
-    error:
-      `Sent ${progress.sent.length} of ${total} messages, then the SMTP session failed at message ${lost.at}: ` +
-      `${cause.shortMessage}${unknown} The messages listed in details.messages.not_sent were not sent and can be sent again.`,
-    details: { code: "partial_failure", cause: cause.toPayload().details, messages: progress },
   };
 }

@@ -1,0 +1,195 @@
+/**
+ * The rules a Send API v3.1 message must keep whichever transport delivers it, in one place: the email-send node
+ * turns a broken rule into an `invalid_input` violation before anything is sent, the MIME renderer (smtp, outbox)
+ * into a per-message error entry. Rules of one transport only live with it (mailjet/rules.ts; the renderer's MIME
+ * headers). Every rule guards its own types: the node runs them on input the schema may have refused.
+ */
+import { MessageErrorCode } from "../core/errors.js";
+
+type Loose = Record<string, unknown>;
+
+export function isObject(value: unknown): value is Loose {
+  return typeof value === "object" && value !== null && !Array.isArray(value);
+}
+
+export const isSet = (value: unknown) => value !== undefined && value !== null;
+
+/**
+ * An address the upstream would accept: local part and a dotted domain whose last label is alphabetic
+ * (Mailjet rejects `invalid@123.4` with mj-0013). Non-ASCII letters are allowed on both sides.
+ */
+const LOCAL = String.raw`[\p{L}\p{N}!#$%&'*+/=?^_\x60{|}~-]+(?:\.[\p{L}\p{N}!#$%&'*+/=?^_\x60{|}~-]+)*`;
+const LABEL = String.raw`[\p{L}\p{N}](?:[\p{L}\p{N}-]{0,61}[\p{L}\p{N}])?`;
+const TLD = String.raw`(?:\p{L}{2,63}|xn--[a-zA-Z0-9-]{1,59})`;
+const EMAIL = new RegExp(`^${LOCAL}@(?:${LABEL}\\.)+${TLD}$`, "u");
+
+export function isEmailAddress(text: string): boolean {
+  return text.length <= 254 && text.indexOf("@") <= 64 && EMAIL.test(text);
+}
+
+/** Standard Base64 (line breaks tolerated): groups of four, padding only at the end. */
+export function isBase64(text: string): boolean {
+  const compact = text.replace(/[\r\n]/g, "");
+  return compact.length > 0 && compact.length % 4 === 0 && /^[A-Za-z0-9+/]*={0,2}$/.test(compact);
+}
+
+/** Header names Mailjet sets itself and refuses in `Headers` (send-0011), lower case; compared case-insensitively. */
+export const FORBIDDEN_HEADERS: ReadonlySet<string> = new Set(
+  [
+    "From",
+    "Sender",
+    "Subject",
+    "To",
+    "Cc",
+    "Bcc",
+    "Return-Path",
+    "Delivered-To",
+    "DKIM-Signature",
+    "DomainKey-Status",
+    "Received-SPF",
+    "Authentication-Results",
+    "Received",
+    "X-Mailjet-Prio",
+    "X-Mailjet-Debug",
+    "User-Agent",
+    "X-Mailer",
+    "X-MJ-CustomID",
+    "X-MJ-EventPayload",
+    "X-MJ-Vars",
+    "X-MJ-TemplateErrorDeliver",
+    "X-MJ-TemplateErrorReporting",
+    "X-MJ-TemplateLanguage",
+    "X-Mailjet-TrackOpen",
+    "X-Mailjet-TrackClick",
+    "X-MJ-TemplateID",
+    "X-MJ-WorkflowID",
+    "X-Feedback-Id",
+    "X-Mailjet-Segmentation",
+    "List-Id",
+    "X-MJ-MID",
+    "X-MJ-ErrorMessage",
+    "Date",
+    "X-CSA-Complaints",
+    "Message-Id",
+    "X-Mailjet-Campaign",
+    "X-MJ-StatisticsContactsListID",
+  ].map((name) => name.toLowerCase()),
+);
+
+/** One broken rule of one message. */
+export interface MessageProblem {
+  /** The per-message `ErrorCode` (Mailjet's own where Mailjet reports the same condition). */
+  code: string;
+  /** Where, inside the message: `To[0].Email`, `Headers["Date"]`; "" for the message as a whole. */
+  path: string;
+  /** Mailjet's `ErrorRelatedTo` for it. */
+  relatedTo: string[];
+  rule: string;
+  value?: unknown;
+  /** The sentence, given the name of the field (`request.Messages[3].To[0].Email`, or just `To[0].Email`). */
+  say(field: string): string;
+}
+
+/**
+ * Every rule `message` breaks, in a fixed order. `globals` (the request's `Globals`) count for the content and
+ * campaign rules; paths always name the message's own fields. Pass a message with Globals already applied and no
+ * `globals` to check what will really be sent.
+ */
+export function messageProblems(message: Loose, globals: Loose = {}): MessageProblem[] {
+  const out: MessageProblem[] = [];
+  const has = (name: string) => isSet(message[name]) || isSet(globals[name]);
+  if (!has("TextPart") && !has("HTMLPart") && !has("TemplateID")) {
+    out.push({
+      code: MessageErrorCode.MISSING_CONTENT,
+      path: "",
+      relatedTo: ["HTMLPart", "TextPart"],
+      rule: "at least one of TextPart, HTMLPart, TemplateID",
+      say: (field) => `${field} has no content: give at least one of TextPart, HTMLPart or TemplateID`,
+    });
+  }
+  const addresses: [string, unknown][] = [
+    ["From", message.From],
+    ["ReplyTo", message.ReplyTo],
+  ];
+  for (const list of ["To", "Cc", "Bcc"] as const) {
+    const entries = message[list];
+    if (!Array.isArray(entries)) continue;
+    entries.forEach((entry, j) => {
+      addresses.push([`${list}[${j}]`, entry]);
+    });
+  }
+  for (const [at, address] of addresses) {
+    const email = isObject(address) ? address.Email : undefined;
+    if (typeof email !== "string" || email === "" || isEmailAddress(email)) continue;
+    out.push({
+      code: MessageErrorCode.INVALID_ADDRESS,
+      path: `${at}.Email`,
+      relatedTo: [`${at}.Email`],
+      rule: "an email address",
+      value: email,
+      say: (field) => `${field} = ${JSON.stringify(email)} is invalid: must be an email address`,
+    });
+  }
+  if (isObject(message.Headers)) {
+    for (const name of Object.keys(message.Headers)) {
+      if (FORBIDDEN_HEADERS.has(name.toLowerCase())) out.push(forbiddenHeader(name));
+    }
+  }
+  if (message.DeduplicateCampaign === true && !has("CustomCampaign")) {
+    out.push({
+      code: MessageErrorCode.DEDUPLICATE_WITHOUT_CAMPAIGN,
+      path: "DeduplicateCampaign",
+      relatedTo: ["DeduplicateCampaign"],
+      rule: "only with CustomCampaign",
+      value: true,
+      say: (field) => `${field} needs CustomCampaign (the campaign to deduplicate on)`,
+    });
+  }
+  for (const list of ["Attachments", "InlinedAttachments"] as const) {
+    const files = message[list];
+    if (!Array.isArray(files)) continue;
+    files.forEach((file, j) => {
+      const content = isObject(file) ? file.Base64Content : undefined;
+      if (typeof content !== "string" || content === "" || isBase64(content)) return;
+      const path = `${list}[${j}].Base64Content`;
+      out.push({
+        code: MessageErrorCode.INVALID_BASE64,
+        path,
+        relatedTo: [path],
+        rule: "Base64",
+        value: content.length > 40 ? `${content.slice(0, 37)}...` : content,
+        say: (field) => `${field} is not valid Base64 (A-Z, a-z, 0-9, +, /, padded with = to a multiple of 4)`,
+      });
+    });
+  }
+  return out;
+}
+
+/** A `Headers` entry naming a header the sender writes itself (send-0011). */
+export function forbiddenHeader(name: string): MessageProblem {
+  const path = `Headers[${JSON.stringify(name)}]`;
+  return {
+    code: MessageErrorCode.FORBIDDEN_HEADER,
+    path,
+    relatedTo: [path],
+    rule: "not a header the sender sets itself",
+    say: (field) => `${field} cannot be set: the sender writes this header itself (use the message's own fields)`,
+  };
+}
+
+/**
+ * Mailjet's `Globals` rules (reference §4.2): scalars from the message win, objects merge key-wise (message keys
+ * win), arrays concatenate (globals first).
+ */
+export function applyGlobals<M extends Loose>(globals: Loose | undefined, message: M): M {
+  if (!globals) return message;
+  const merged: Loose = { ...globals };
+  for (const [key, own] of Object.entries(message)) {
+    if (!isSet(own)) continue;
+    const global = globals[key];
+    if (Array.isArray(global) && Array.isArray(own)) merged[key] = [...global, ...own];
+    else if (isObject(global) && isObject(own)) merged[key] = { ...global, ...own };
+    else merged[key] = own;
+  }
+  return merged as M;
+}
