@@ -103,14 +103,14 @@ describe("paging", () => {
     expect(got.map((p) => p.continuation)).toEqual(["A", "B", ""]);
   });
 
-  it("stops on an empty page even when it carries a continuation", async () => {
+  it("goes on past an empty page that carries a continuation, stops at one without", async () => {
     upstream.clearFaults();
-    upstream.fault(page("A", 1, 2), page("B"));
+    upstream.fault(page("A", 1, 2), page("B"), page(undefined, 3));
     const before = upstream.requests.length;
     const got: { transactions: unknown[] }[] = [];
     for await (const p of pages(nftTransactionsByContract, input as never, {}, { config })) got.push(p);
-    expect(upstream.requests.length - before).toBe(2);
-    expect(got.map((p) => p.transactions.length)).toEqual([2, 0]);
+    expect(upstream.requests.length - before).toBe(3);
+    expect(got.map((p) => p.transactions.length)).toEqual([2, 0, 1]);
   });
 
   it("never overshoots the limit even when the upstream sends more than asked", async () => {

@@ -87,6 +87,42 @@ describe("real upstream records round-trip exactly", () => {
     expect(out.data?.transactions.map((r) => r.type)).toEqual(["sale", "sale", "cancel_list", "sale"]);
   });
 
+  it("S4b full page: 50 real rows of one token, newest first, with a continuation like NFTPort's", async () => {
+    const saved = parseJson(fixture("s4b-by-token-full-page-a49a0e-11.json")) as {
+      transactions: { block_number: number; price_details: { price?: number } }[];
+      continuation: string;
+    };
+    const query = { contract_address: "0xa49a0e5ef83cf89ac8aae182f22e6464b229efc8", token_id: "11", type: ["sale"] };
+    const out = await runNode(nftTransactionsByToken, { query, params }, { config });
+    expect(saved.transactions).toHaveLength(50);
+    expect(out.data?.transactions).toEqual(saved.transactions);
+    // NFTPort's continuation names the last row's time in ms; the local server derives its own the same way.
+    const [savedMs] = saved.continuation.split("_");
+    expect(out.data!.continuation.split("_")[0]).toBe(savedMs);
+    expect(out.data!.continuation).toMatch(/^\d{13}_[0-9a-f]{24}$/);
+    expect(out.data!.transactions.map((r) => (r as { type: string }).type)).toContain("cancel_list");
+    expect((out.data!.transactions[25] as { price_details: { price: number } }).price_details.price).toBe(
+      0.0298444444444,
+    );
+    // The continuation ends the history: the next page is empty and says so.
+    const next = await runNode(
+      nftTransactionsByToken,
+      { query: { ...query, continuation: out.data!.continuation }, params },
+      { config },
+    );
+    expect(next.data).toEqual({ response: "OK", transactions: [], continuation: "" });
+    // Paged 7 at a time across continuations: the same 50 rows, once each, in order.
+    const paged: unknown[] = [];
+    for await (const r of records(
+      nftTransactionsByToken,
+      { query: { ...query, page_size: 7 }, params },
+      {},
+      { config },
+    ))
+      paged.push(r);
+    expect(paged).toEqual(saved.transactions);
+  });
+
   it("BAYC #567 (S4c): the real rows, cancel_list among type=sale", async () => {
     const out = await runNode(
       nftTransactionsByToken,

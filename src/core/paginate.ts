@@ -1,14 +1,19 @@
 /**
  * Every page of a retriever node. Pages are fetched one at a time and handed on, so memory stays flat however
- * many pages there are. Paging stops on a missing, empty or repeated continuation or an empty page, and never
- * overshoots `limit`: the last request asks only for the records still wanted, so the continuation it returns
- * resumes exactly after the last record handed out.
+ * many pages there are. Paging stops on a missing, empty or repeated continuation, and never overshoots `limit`:
+ * the last request asks only for the records still wanted, so the continuation it returns resumes exactly after
+ * the last record handed out. An empty page that carries a continuation is not the end (a filtered node such as
+ * by-contract with `type: ["bid"]` may find nothing in one call and more later), but after
+ * MAX_EMPTY_PAGES of them in a row paging stops, handing out that continuation to resume from.
  */
 import { ChainmailError, type ErrorPayload } from "./errors.js";
 import { type AnyNode, type RunContext, runNode } from "./node.js";
 
 /** NFTPort's largest page; used when a limit needs a page size and the input gave none. */
 export const MAX_PAGE_SIZE = 50;
+
+/** Consecutive empty pages after which paging gives up, so an upstream looping with fresh continuations ends. */
+export const MAX_EMPTY_PAGES = 100;
 
 export interface PaginateOptions {
   /** Stop after exactly this many records. */
@@ -63,6 +68,7 @@ export async function* pages<R = unknown>(
   const query = { ...(input.query ?? {}) };
   let continuation = typeof query.continuation === "string" ? query.continuation : undefined;
   let total = 0;
+  let emptyInARow = 0;
   for (let page = 1; ; page++) {
     if (limit !== undefined && total >= limit) return;
     const wanted = limit === undefined ? undefined : limit - total;
@@ -94,10 +100,13 @@ export async function* pages<R = unknown>(
     const repeated = next !== "" && seen.has(next);
     if (next) seen.add(next);
     if (continuation) seen.add(continuation);
-    const done = !next || repeated || transactions.length === 0 || next === continuation;
+    emptyInARow = transactions.length === 0 ? emptyInARow + 1 : 0;
+    const done = !next || repeated || next === continuation;
+    // Giving up on empty pages is not the end of the history: the continuation stays, to resume from later.
+    const givingUp = !done && emptyInARow >= MAX_EMPTY_PAGES;
     options.onPage?.({ page, records: transactions.length, total, continuation: done ? "" : next });
     yield { transactions, continuation: done ? "" : next, response: output.response };
-    if (done) return;
+    if (done || givingUp) return;
     continuation = next;
   }
 }

@@ -189,8 +189,8 @@ function fieldHint(code: string | undefined): string {
     case "chain_not_supported":
       return "Check params.chain.";
     case "invalid_enumeration":
-      // NFTPort's documented filter has no `bid` (SPEC.md allows it for by-contract).
-      return "Check query.type: NFTPort's filter accepts transfer, mint, burn, sale, list and all; for bids, ask for all and keep the bid rows.";
+      // `bid` never reaches NFTPort (by-contract filters it client-side), so this is NFTPort refusing another value.
+      return "Check query.type: NFTPort's documented filter accepts transfer, mint, burn, sale, list and all.";
     case "value_error":
     case "invalid_type":
       return "Check query.page_size (NFTPort accepts 1 to 50) and the other query fields.";
@@ -225,18 +225,61 @@ function fail(response: RawResponse, error: ChainmailError): RetrieverOutcome {
 
 const enc = encodeURIComponent;
 
+/** The values NFTPort's `type` filter accepts (reference §4.7); SPEC.md's by-contract list adds `bid`. */
+const FILTER_TYPES: ReadonlySet<string> = new Set(["transfer", "mint", "burn", "sale", "list", "all"]);
+
+/** Upstream pages one by-contract call may read while looking for a kind NFTPort cannot filter. */
+export const MAX_SCANNED_PAGES = 10;
+
+/**
+ * Serves a `type` filter NFTPort cannot express (`bid`): asks for `all` and keeps the requested kinds, each with
+ * NFTPort's own meaning (`t` also covers `cancel_t`, as `list` does upstream; so `bid` gives `bid` and
+ * `cancel_bid`). Reads upstream pages until one has a match, there is no next page or MAX_SCANNED_PAGES were read,
+ * and returns the matches with the continuation of the last page read: the records it skipped matched nothing,
+ * so resuming there neither skips nor repeats one. Filtering only removes rows, so `page_size` still bounds it.
+ */
+async function scanFiltered(
+  types: readonly string[],
+  continuation: string | undefined,
+  get: (type: readonly string[], continuation: string | undefined) => Promise<RetrieverOutcome>,
+): Promise<RetrieverOutcome> {
+  const kinds = new Set(types.flatMap((t) => [t, `cancel_${t}`]));
+  const seen = new Set<string>();
+  for (let scanned = 1; ; scanned++) {
+    const outcome = await get(["all"], continuation);
+    if (!outcome.data) return outcome;
+    const { data, response } = outcome;
+    const transactions = data.transactions.filter((r) => kinds.has(r.type));
+    const next = data.continuation;
+    const repeated = next === continuation || seen.has(next);
+    seen.add(next);
+    if (transactions.length > 0 || next === "" || repeated || scanned >= MAX_SCANNED_PAGES) {
+      return { data: { ...data, transactions }, response };
+    }
+    continuation = next;
+  }
+}
+
 /** The NFTPort source for the three retrievers. */
 export const nftportSource: NftSource = {
   name: UPSTREAM,
   needsApiKey: true,
-  transactionsByContract: (query, params, ctx) =>
-    getTransactionsPage(
-      `/v0/transactions/nfts/${enc(query.contract_address)}`,
-      { type: query.type, page_size: query.page_size, continuation: query.continuation },
-      params,
-      ctx,
-      "nft-transactions-by-contract",
-    ),
+  transactionsByContract: (query, params, ctx) => {
+    const path = `/v0/transactions/nfts/${enc(query.contract_address)}`;
+    const get = (type: readonly string[] | undefined, continuation: string | undefined) =>
+      getTransactionsPage(
+        path,
+        { type, page_size: query.page_size, continuation },
+        params,
+        ctx,
+        "nft-transactions-by-contract",
+      );
+    const types = query.type ?? [];
+    // `all` is no filter at all, and NFTPort refuses it next to a value it does not know.
+    if (types.includes("all")) return get(["all"], query.continuation);
+    if (types.every((t) => FILTER_TYPES.has(t))) return get(query.type, query.continuation);
+    return scanFiltered(types, query.continuation, get);
+  },
   transactionsOnChain: (query, params, ctx) =>
     getTransactionsPage(
       "/v0/transactions",
