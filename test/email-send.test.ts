@@ -507,6 +507,29 @@ describe("email-send: failures, retries and never twice", () => {
   });
 });
 
+describe("email-send: when messages sent is present on failure (mailjet)", () => {
+  it("left out when every message is merely not sent: a send cancelled before any call says aborted", async () => {
+    const before = mj.requests.length;
+    const controller = new AbortController();
+    controller.abort();
+    const config = testConfig({ MAILJET_BASE_URL: mj.url });
+    const out = await runNode(
+      emailSend,
+      { params, request: { Messages: batch(60) } },
+      { config, signal: controller.signal },
+    );
+    expect(out["messages sent"]).toBeUndefined();
+    expect(out.error?.details.code).toBe("aborted");
+    expect(out.error?.details.messages).toEqual({
+      sent: [],
+      not_sent: Array.from({ length: 60 }, (_, i) => i),
+      unknown: [],
+    });
+    expect(chunkStatuses(out)).toEqual(["not_sent", "not_sent"]);
+    expect(mj.requests.length - before).toBe(0);
+  });
+});
+
 describe("email-send: reading Mailjet answers", () => {
   const raw = (status: number, body: string) => ({ status, headers: {}, body });
   const ok = (n: number) =>

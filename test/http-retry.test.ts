@@ -74,4 +74,9 @@ describe("scrub", () => {
   it("replaces every occurrence of every secret", () => {
     expect(scrub("key=abcd-1234 again abcd-1234", ["abcd-1234"])).toBe("key=[REDACTED] again [REDACTED]");
   });
+
+  it("redacts a secret that contains another whole, whatever their order", () => {
+    // An SMTP password and its URL-encoded form: "pass%" inside "pass%25".
+    expect(scrub("url=pass%25 raw=pass%", ["pass%", "pass%25"])).toBe("url=[REDACTED] raw=[REDACTED]");
+  });
 });

@@ -209,12 +209,38 @@ describe("outbox transport through email-send", () => {
       code: "storage_error",
       messages: { sent: [], not_sent: [0, 1], unknown: [] },
     });
-    expect(out["messages sent"]!.Messages.map((m) => m.Errors![0]!.ErrorCode)).toEqual([
-      "chainmail-not-sent",
+    // Every message merely not sent: `messages sent` is left out (the rule of every transport).
+    expect(out["messages sent"]).toBeUndefined();
+    // A message with a result of its own keeps `messages sent`, with a not-sent entry for the others.
+    const mixed = await runNode(
+      emailSend,
+      { request: { Messages: [{ ...rich, TemplateID: 3 }, rich] } },
+      { config: outboxConfig(blocker) },
+    );
+    expect(mixed.error?.details).toMatchObject({
+      code: "storage_error",
+      messages: { sent: [], not_sent: [0, 1], unknown: [] },
+    });
+    expect(mixed["messages sent"]!.Messages.map((m) => m.Errors![0]!.ErrorCode)).toEqual([
+      "unsupported-TemplateID",
       "chainmail-not-sent",
     ]);
-    const entry = out["messages sent"]!.Messages[0]!.Errors![0]!;
+    const entry = mixed["messages sent"]!.Messages[1]!.Errors![0]!;
     expect([entry.StatusCode, entry.ErrorRelatedTo]).toEqual([503, []]);
+  });
+
+  it("a cancelled send says aborted and stores nothing", async () => {
+    const dir = newDir();
+    const controller = new AbortController();
+    controller.abort();
+    const out = await runNode(
+      emailSend,
+      { request: { Messages: [rich, rich] } },
+      { config: outboxConfig(dir), signal: controller.signal },
+    );
+    expect(out["messages sent"]).toBeUndefined();
+    expect(out.error?.details).toEqual({ code: "aborted", messages: { sent: [], not_sent: [0, 1], unknown: [] } });
+    await expect(readdir(dir)).rejects.toThrow(/ENOENT/);
   });
 
   it("findInOutbox finds a message by id, Message-ID, MessageUUID or MessageID", async () => {

@@ -349,10 +349,8 @@ describe("smtp transport: failures", () => {
     try {
       const out = await send(fresh, { Messages: [message(1), message(2)] });
       expect(fresh.dataStarted).toBe(0);
-      expect(out["messages sent"]!.Messages.map((m) => m.Errors?.[0]?.ErrorCode)).toEqual([
-        "chainmail-not-sent",
-        "chainmail-not-sent",
-      ]);
+      // Every message merely not sent: `messages sent` is left out, as with every transport.
+      expect(out["messages sent"]).toBeUndefined();
       expect(out.error?.details).toMatchObject({
         code: "upstream_unreachable",
         messages: { sent: [], unknown: [], not_sent: [0, 1] },
@@ -475,6 +473,40 @@ describe("smtp transport: cancellation", () => {
         "chainmail-not-sent",
       ]);
       expect(out.error?.details).toEqual({ code: "aborted", messages: { sent: [0], not_sent: [1, 2], unknown: [] } });
+    } finally {
+      await server.close();
+    }
+  });
+});
+
+describe("smtp transport: when messages sent is present on failure", () => {
+  it("kept when a message has a result of its own, even if the session then cannot open", async () => {
+    const config = testConfig({ EMAIL_TRANSPORT: "smtp", SMTP_URL: "smtp://127.0.0.1:1" });
+    const out = await smtpTransport(config).send({ Messages: [message(1, { TemplateID: 7 }), message(2)] }, params, {
+      config,
+    });
+    expect(out.error?.details.code).toBe("upstream_unreachable");
+    expect(out.error?.details.messages).toEqual({ sent: [], not_sent: [0, 1], unknown: [] });
+    expect(out["messages sent"]!.Messages.map((m) => m.Errors?.[0]?.ErrorCode)).toEqual([
+      "unsupported-TemplateID",
+      "chainmail-not-sent",
+    ]);
+  });
+
+  it("left out when every message is merely not sent: cancelled before the first, nothing connects", async () => {
+    const server = await startSmtp();
+    try {
+      const controller = new AbortController();
+      controller.abort();
+      const config = testConfig({ SMTP_URL: server.url() });
+      const out = await smtpTransport(config).send({ Messages: [message(1), message(2)] }, params, {
+        config,
+        signal: controller.signal,
+      });
+      expect(out["messages sent"]).toBeUndefined();
+      expect(out.error?.details).toEqual({ code: "aborted", messages: { sent: [], not_sent: [0, 1], unknown: [] } });
+      expect(server.received).toHaveLength(0);
+      expect(server.logins).toHaveLength(0);
     } finally {
       await server.close();
     }

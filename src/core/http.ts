@@ -216,7 +216,9 @@ function originOf(url: string): string {
 export function scrub(text: string, secrets: readonly string[] | undefined): string {
   if (!secrets) return text;
   let out = text;
-  for (const secret of secrets) {
+  // Longest first: a secret that contains another (a password inside its URL-encoded or login form) must not be
+  // left half-redacted by replacing the shorter one first.
+  for (const secret of [...secrets].sort((a, b) => b.length - a.length)) {
     if (secret && secret.length >= 4 && out.includes(secret)) out = out.split(secret).join("[REDACTED]");
   }
   return out;

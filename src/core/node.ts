@@ -87,7 +87,7 @@ export async function runNode<I extends TProperties, O extends TProperties>(
 }
 
 /** Validates an input object against a node's ports; returns the values with defaults, or every violation. */
-export function prepareInput<I extends TProperties>(
+function prepareInput<I extends TProperties>(
   node: NodeDefinition<I, TProperties>,
   input: unknown,
   ctx: RunContext,

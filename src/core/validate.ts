@@ -15,7 +15,7 @@ export interface CompiledPort {
 
 const compiled = new WeakMap<TSchema, CompiledPort>();
 
-export function compilePort(schema: TSchema): CompiledPort {
+function compilePort(schema: TSchema): CompiledPort {
   let port = compiled.get(schema);
   if (!port) {
     port = { schema, check: TypeCompiler.Compile(schema) };
@@ -48,7 +48,7 @@ export function validatePort(portName: string, schema: TSchema, value: unknown):
 }
 
 /** Turns a JSON pointer (`/Messages/3/To/0/Email`) into `Messages[3].To[0].Email`. */
-export function pointerToField(prefix: string, pointer: string): string {
+function pointerToField(prefix: string, pointer: string): string {
   let field = prefix;
   for (const raw of pointer.split("/").slice(1)) {
     const part = raw.replace(/~1/g, "/").replace(/~0/g, "~");

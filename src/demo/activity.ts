@@ -268,7 +268,7 @@ function decode(artifact: { abi: readonly unknown[] }, log: AnyLog) {
 }
 
 /** The NFT records of one transaction's logs: transfers, mints and burns of both standards, and Seaport sales. */
-export function recordsOf(logs: readonly AnyLog[], deployed: Deployed, decimals: Record<string, number>) {
+function recordsOf(logs: readonly AnyLog[], deployed: Deployed, decimals: Record<string, number>) {
   const records: ActivityRecord[] = [];
   for (const log of logs) {
     const address = lower(log.address);

@@ -92,7 +92,7 @@ export async function connect(rpcUrl: string): Promise<ChainConnection> {
 }
 
 /** Waits for a transaction's receipt and fails loudly if it reverted. */
-export async function confirm(chain: ChainConnection, hash: Hex, what: string): Promise<TransactionReceipt> {
+async function confirm(chain: ChainConnection, hash: Hex, what: string): Promise<TransactionReceipt> {
   const receipt = await chain.publicClient.waitForTransactionReceipt({ hash, pollingInterval: 20 });
   if (receipt.status !== "success") throw new ChainmailError("INTERNAL", `${what} reverted (tx ${hash}).`);
   return receipt;

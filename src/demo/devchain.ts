@@ -36,7 +36,7 @@ const PLATFORM_PACKAGES: Record<string, string | undefined> = {
 };
 
 /** Path of the anvil executable: `ANVIL_BIN` if set, else the platform package's binary. */
-export function anvilBinary(env: Readonly<Record<string, string | undefined>> = process.env): string {
+function anvilBinary(env: Readonly<Record<string, string | undefined>> = process.env): string {
   if (env.ANVIL_BIN) return env.ANVIL_BIN;
   const platform = `${process.platform}-${process.arch}`;
   const pkg = PLATFORM_PACKAGES[platform];

@@ -45,7 +45,7 @@ function withOperatorCredentials(input: Record<string, unknown>, ctx: RunContext
  * What the upstream would reject for certain, per message, named like `request.Messages[3].To[0].Email`: the
  * message rules every transport shares (transports/message-rules.ts).
  */
-export function checkRequest(request: unknown): Violation[] {
+function checkRequest(request: unknown): Violation[] {
   if (!isObject(request) || !Array.isArray(request.Messages)) return [];
   const globals = isObject(request.Globals) ? request.Globals : {};
   return request.Messages.flatMap((message, i) => {

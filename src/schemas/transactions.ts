@@ -145,9 +145,9 @@ const typeFilter = <T extends string>(values: readonly T[]) =>
     description: `Transaction kinds to return: ${values.join(", ")}. Default ["all"]`,
   });
 
-export const BY_CONTRACT_TYPES = ["transfer", "mint", "burn", "bid", "list", "sale", "all"] as const;
-export const ON_CHAIN_TYPES = ["transfer", "mint", "burn", "sale", "all"] as const;
-export const BY_TOKEN_TYPES = ["transfer", "mint", "burn", "sale", "all"] as const;
+const BY_CONTRACT_TYPES = ["transfer", "mint", "burn", "bid", "list", "sale", "all"] as const;
+const ON_CHAIN_TYPES = ["transfer", "mint", "burn", "sale", "all"] as const;
+const BY_TOKEN_TYPES = ["transfer", "mint", "burn", "sale", "all"] as const;
 
 const paging = {
   continuation: Type.Optional(

@@ -17,11 +17,11 @@ export interface ServerSettings {
 }
 
 /** Mailjet accepts messages up to 15 MB; Base64 inflates attachments by 4/3 and a batch holds several. */
-export const DEFAULT_BODY_LIMIT_BYTES = 30 * 1024 * 1024;
+const DEFAULT_BODY_LIMIT_BYTES = 30 * 1024 * 1024;
 /** A little more than the default retry budget (120 s), so a retrying node can report its own failure. */
-export const DEFAULT_REQUEST_TIMEOUT_MS = 130_000;
+const DEFAULT_REQUEST_TIMEOUT_MS = 130_000;
 /** Shorter tokens are too easy to guess. */
-export const MIN_TOKEN_LENGTH = 16;
+const MIN_TOKEN_LENGTH = 16;
 
 function positiveInt(env: Config["env"], name: string, fallback: number): number {
   const raw = env[name];
@@ -40,7 +40,7 @@ function positiveInt(env: Config["env"], name: string, fallback: number): number
 }
 
 /** Names of the settings that hold operator credentials the service would spend on a caller's behalf. */
-export function operatorCredentials(config: Config): string[] {
+function operatorCredentials(config: Config): string[] {
   const found: string[] = [];
   if (config.nftport.apiKey) found.push("NFTPORT_API_KEY");
   if (config.mailjet.userId) found.push("MAILJET_API_KEY");

@@ -23,12 +23,12 @@ const LABEL = String.raw`[\p{L}\p{N}](?:[\p{L}\p{N}-]{0,61}[\p{L}\p{N}])?`;
 const TLD = String.raw`(?:\p{L}{2,63}|xn--[a-zA-Z0-9-]{1,59})`;
 const EMAIL = new RegExp(`^${LOCAL}@(?:${LABEL}\\.)+${TLD}$`, "u");
 
-export function isEmailAddress(text: string): boolean {
+function isEmailAddress(text: string): boolean {
   return text.length <= 254 && text.indexOf("@") <= 64 && EMAIL.test(text);
 }
 
 /** Standard Base64 (line breaks tolerated): groups of four, padding only at the end. */
-export function isBase64(text: string): boolean {
+function isBase64(text: string): boolean {
   const compact = text.replace(/[\r\n]/g, "");
   return compact.length > 0 && compact.length % 4 === 0 && /^[A-Za-z0-9+/]*={0,2}$/.test(compact);
 }

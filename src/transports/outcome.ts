@@ -4,8 +4,10 @@
  */
 import { randomUUID } from "node:crypto";
 import { type ChainmailError, ErrorCode, type ErrorPayload, MessageErrorCode } from "../core/errors.js";
+import type { RawResponse } from "../schemas/common.js";
 import type { ErrorEntry, MessageResult } from "../schemas/email.js";
 import type { MessageProblem } from "./message-rules.js";
+import type { SendOutcome } from "./types.js";
 
 /**
  * An error entry in Mailjet's shape. StatusCode follows Mailjet's safe-retry rule (only entries with
@@ -104,5 +106,30 @@ export function batchError(
       ...details,
       messages,
     },
+  };
+}
+
+/** The `error` of a send cancelled by the caller (abort signal) before every message was handed over. */
+export function cancelledError(messages: MessageStatuses, total: number): ErrorPayload {
+  return {
+    error: `Cancelled after sending ${messages.sent.length} of ${total} messages; the rest were not sent.`,
+    details: { code: ErrorCode.ABORTED.code, messages },
+  };
+}
+
+const merelyNotSent = (result: MessageResult) =>
+  result.Status === "error" && !!result.Errors?.every((e) => e.ErrorCode === MessageErrorCode.NOT_SENT);
+
+/**
+ * The outcome of a send that fired `error`, one rule for every transport: `messages sent` (one result per input
+ * message) is present exactly when some message has a result of its own (sent, refused, delivery unknown). When
+ * every message is merely `chainmail-not-sent` it is left out: nothing was sent, `details.messages.not_sent` lists
+ * them all, and a list of identical entries would add nothing.
+ */
+export function failedOutcome(results: MessageResult[], error: ErrorPayload, response?: RawResponse): SendOutcome {
+  return {
+    ...(results.every(merelyNotSent) ? {} : { "messages sent": { Messages: results } }),
+    ...(response ? { response } : {}),
+    error,
   };
 }

@@ -17,7 +17,7 @@ import type { NftSource, RetrieverOutcome } from "../types.js";
 import { type ActivityRow, IndexStore, type PageQuery, type Position } from "./store.js";
 
 const NAME = "the local index";
-export const DEFAULT_PAGE_SIZE = 50;
+const DEFAULT_PAGE_SIZE = 50;
 export const MAX_PAGE_SIZE = 1000;
 const ON_CHAIN_KINDS = ["transfer", "mint", "burn", "sale"] as const;
 
@@ -184,9 +184,9 @@ export function decodeContinuation(token: string, fingerprint: string): Position
 // ---- records in NFTPort's shapes ----
 
 /** Unix seconds → `YYYY-MM-DDTHH:MM:SS` (UTC, no zone suffix, as NFTPort writes it). */
-export const transactionDate = (seconds: number): string => new Date(seconds * 1000).toISOString().slice(0, 19);
+const transactionDate = (seconds: number): string => new Date(seconds * 1000).toISOString().slice(0, 19);
 
-export function toRecord(row: ActivityRow): TransactionRecord {
+function toRecord(row: ActivityRow): TransactionRecord {
   const onChain = {
     transaction_hash: row.tx_hash,
     block_hash: row.block_hash,

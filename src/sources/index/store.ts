@@ -291,7 +291,7 @@ export class IndexStore {
   }
 }
 
-export function storageError(what: string, err: unknown): ChainmailError {
+function storageError(what: string, err: unknown): ChainmailError {
   const reason = err instanceof Error ? err.message : String(err);
   return new ChainmailError("STORAGE_ERROR", `${what}: ${reason}.`, {
     hint: "Check INDEX_DB (or --db): the directory must be writable.",

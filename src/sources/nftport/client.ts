@@ -20,7 +20,7 @@ const UPSTREAM = "NFTPort";
 type QueryValue = string | number | readonly string[] | undefined;
 
 /** GETs one page from an NFTPort path and interprets the answer. */
-export async function getTransactionsPage(
+async function getTransactionsPage(
   path: string,
   query: Record<string, QueryValue>,
   params: NftParams,

@@ -5,7 +5,7 @@
  */
 
 export const MAX_RECIPIENTS_PER_CALL = 50;
-export const MAX_MESSAGES_PER_CALL = 50;
+const MAX_MESSAGES_PER_CALL = 50;
 
 /** One call: messages `first`..`last` (inclusive, input indexes). */
 export interface Chunk {

@@ -23,7 +23,7 @@ export type FailedCall = { status: "not_sent" | "unknown"; error: ChainmailError
 export type CallOutcome = { status: "sent"; results: MessageResult[]; response: RawResponse } | FailedCall;
 
 /** The Authorization header value and every string that must never be shown. */
-export function basicAuth(params: EmailParams): { header: string; secrets: string[] } {
+function basicAuth(params: EmailParams): { header: string; secrets: string[] } {
   const token = Buffer.from(`${params["user id"]}:${params.password}`).toString("base64");
   return { header: `Basic ${token}`, secrets: [params.password, token] };
 }

@@ -7,7 +7,7 @@
 import { randomUUID } from "node:crypto";
 import { ChainmailError } from "../../core/errors.js";
 import type { MessageResult } from "../../schemas/email.js";
-import { batchError, deliveryUnknownResult, messageStatuses, notSentResult } from "../outcome.js";
+import { batchError, deliveryUnknownResult, failedOutcome, messageStatuses, notSentResult } from "../outcome.js";
 import type { SendOutcome } from "../types.js";
 import type { Chunk } from "./chunks.js";
 import type { CallOutcome, FailedCall } from "./client.js";
@@ -25,13 +25,15 @@ export interface ChunkReport {
   upstream_code?: string;
 }
 
-/** A call that was never attempted: nothing of it was sent. */
+/** A call that was never attempted: nothing of it was sent. Cancelled ones say `aborted`, like every transport. */
 export function notAttempted(chunk: Chunk, cause: Chunk | undefined): CallOutcome {
-  const why = cause ? `chunk ${cause.index} failed in a way every call would` : "the send was cancelled";
-  return {
-    status: "not_sent",
-    error: new ChainmailError("NOT_ATTEMPTED", `Chunk ${chunk.index} was not attempted: ${why}.`),
-  };
+  const error = cause
+    ? new ChainmailError(
+        "NOT_ATTEMPTED",
+        `Chunk ${chunk.index} was not attempted: chunk ${cause.index} failed in a way every call would.`,
+      )
+    : new ChainmailError("ABORTED", `Chunk ${chunk.index} was not attempted: the send was cancelled.`);
+  return { status: "not_sent", error };
 }
 
 export function mergeOutcomes(
@@ -58,8 +60,6 @@ export function mergeOutcomes(
   const primaryOutcome = outcomes[primary.index] as FailedCall;
   const response =
     primaryOutcome.response ?? (answered.length ? outcomes[answered.at(-1)!.index]!.response : undefined);
-  const processed = chunks.length > failed.length;
-  const anythingMaybeSent = processed || failed.some((c) => outcomes[c.index]!.status === "unknown");
 
   const messages = messageStatuses(results);
   const range = `messages ${primary.first}-${primary.last}`;
@@ -72,11 +72,7 @@ export function mergeOutcomes(
     },
     { chunks: chunks.map((chunk) => report(chunk, outcomes[chunk.index]!)) },
   );
-  return {
-    ...(anythingMaybeSent ? { "messages sent": { Messages: results } } : {}),
-    ...(response ? { response } : {}),
-    error,
-  };
+  return failedOutcome(results, error, response);
 }
 
 function report(chunk: Chunk, outcome: CallOutcome): ChunkReport {

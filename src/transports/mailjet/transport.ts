@@ -31,7 +31,7 @@ export function mailjetTransport(_config: Config): MailTransport {
   return { name: "mailjet", send: sendBatch };
 }
 
-export async function sendBatch(request: EmailRequest, params: EmailParams, ctx: RunContext): Promise<SendOutcome> {
+async function sendBatch(request: EmailRequest, params: EmailParams, ctx: RunContext): Promise<SendOutcome> {
   const { Messages: messages, ...root } = request;
   const chunks = splitIntoChunks(messages, (root as { Globals?: unknown }).Globals);
   const outcomes: CallOutcome[] = new Array(chunks.length);

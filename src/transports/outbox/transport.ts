@@ -8,7 +8,7 @@ import { ChainmailError } from "../../core/errors.js";
 import type { EmailParams, EmailRequest, MessageResult } from "../../schemas/email.js";
 import { renderEach } from "../mime/render.js";
 import { successEntry } from "../mime/results.js";
-import { batchError, messageStatuses, notSentResult } from "../outcome.js";
+import { batchError, cancelledError, failedOutcome, messageStatuses, notSentResult } from "../outcome.js";
 import type { MailTransport, SendOutcome } from "../types.js";
 import { fileUrl, newOutboxId, openOutbox, storeMessage } from "./store.js";
 
@@ -20,6 +20,7 @@ export function outboxTransport(config: Config): MailTransport {
       const results: MessageResult[] = [];
       let failure: { index: number; error: Error } | undefined;
       let opened: Promise<void> | undefined;
+      let cancelled = false;
       for await (const r of renderEach(request)) {
         if ("errors" in r) {
           results.push({ Status: "error", Errors: r.errors });
@@ -29,8 +30,13 @@ export function outboxTransport(config: Config): MailTransport {
           results.push(successEntry(r.message, { href: () => "", sandbox: true }));
           continue;
         }
-        if (failure || ctx.signal?.aborted) {
-          results.push(notStored(failure?.error));
+        if (failure) {
+          results.push(notStored(failure.error));
+          continue;
+        }
+        if (ctx.signal?.aborted) {
+          cancelled = true;
+          results.push(notSentResult("the send was cancelled"));
           continue;
         }
         const id = newOutboxId();
@@ -50,10 +56,10 @@ export function outboxTransport(config: Config): MailTransport {
           results.push(notStored(failure.error));
         }
       }
-      const sent: SendOutcome = { "messages sent": { Messages: results } };
-      if (!failure) return sent;
-      const reason = failure.error.message;
       const messages = messageStatuses(results);
+      if (cancelled && !failure) return failedOutcome(results, cancelledError(messages, results.length));
+      if (!failure) return { "messages sent": { Messages: results } };
+      const reason = failure.error.message;
       const hint =
         "Check that OUTBOX_DIR is writable and has space; the messages in details.messages.not_sent can be sent again.";
       const cause = new ChainmailError(
@@ -63,11 +69,11 @@ export function outboxTransport(config: Config): MailTransport {
       );
       const error = batchError(cause, messages, { error: cause.shortMessage, hint }, { outbox: dir });
       ctx.logger?.error({ transport: "outbox", outbox: dir, reason }, "outbox write failed");
-      return { ...sent, error };
+      return failedOutcome(results, error);
     },
   };
 }
 
-function notStored(error: Error | undefined): MessageResult {
-  return notSentResult(error ? `writing to the outbox failed (${error.message})` : "the send was cancelled");
+function notStored(error: Error): MessageResult {
+  return notSentResult(`writing to the outbox failed (${error.message})`);
 }

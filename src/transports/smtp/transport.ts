@@ -6,13 +6,21 @@
  * `partial_failure` error. No message is ever sent twice: nothing is retried once its DATA may have started.
  */
 import type { Config } from "../../core/config.js";
-import { ChainmailError, ErrorCode, type ErrorCodeName, MessageErrorCode } from "../../core/errors.js";
+import { ChainmailError, type ErrorCodeName, MessageErrorCode } from "../../core/errors.js";
 import { scrub } from "../../core/http.js";
 import type { RawResponse } from "../../schemas/common.js";
 import type { EmailParams, EmailRequest, MessageResult } from "../../schemas/email.js";
 import { type RenderedMessage, renderEach } from "../mime/render.js";
 import { successEntry } from "../mime/results.js";
-import { batchError, deliveryUnknownResult, errorEntry, messageStatuses, notSentResult } from "../outcome.js";
+import {
+  batchError,
+  cancelledError,
+  deliveryUnknownResult,
+  errorEntry,
+  failedOutcome,
+  messageStatuses,
+  notSentResult,
+} from "../outcome.js";
 import { isNoLogin, type MailTransport, type SendOutcome } from "../types.js";
 import { parseSmtpUrl, type SendFailure, type SmtpError, SmtpSession, type SmtpTarget } from "./connection.js";
 
@@ -155,12 +163,9 @@ export function smtpTransport(config: Config): MailTransport {
         const body = lines.map((line) => scrub(line, secrets)).join("\n");
         return { status: replyCode(lines.at(-1)), headers: {}, body };
       };
-      const withResponse = (outcome: SendOutcome): SendOutcome => {
-        const raw = response();
-        return raw ? { ...outcome, response: raw } : outcome;
-      };
 
       let lost: { error: SmtpError; at: number } | undefined;
+      let cancelled = false;
       try {
         // Rendered one at a time: only the message being sent is held in memory.
         for await (const r of renderEach(request)) {
@@ -173,10 +178,13 @@ export function smtpTransport(config: Config): MailTransport {
             results.push(successEntry(message, { href: () => "", sandbox: true }));
             continue;
           }
-          if (lost || ctx.signal?.aborted) {
-            results.push(
-              notSentResult(lost ? "the SMTP session failed before this message" : "the send was cancelled"),
-            );
+          if (lost) {
+            results.push(notSentResult("the SMTP session failed before this message"));
+            continue;
+          }
+          if (ctx.signal?.aborted) {
+            cancelled = true;
+            results.push(notSentResult("the send was cancelled"));
             continue;
           }
           if (!session) {
@@ -186,10 +194,9 @@ export function smtpTransport(config: Config): MailTransport {
               await session.open(auth);
             } catch (err) {
               ctx.logger?.warn({ transport: "smtp", code: (err as SmtpError).code }, "SMTP session failed to start");
-              const all = request.Messages.map((_, i) => i);
-              const error = sessionError(err as SmtpError, target!, secrets).toPayload();
-              const messages = { sent: [], not_sent: all, unknown: [] };
-              return withResponse({ error: { ...error, details: { ...error.details, messages } } });
+              lost = { error: err as SmtpError, at: message.index };
+              results.push(notSentResult("the SMTP session could not be opened"));
+              continue;
             }
           }
           try {
@@ -230,25 +237,21 @@ export function smtpTransport(config: Config): MailTransport {
         session?.close();
       }
 
-      const sent: SendOutcome = { "messages sent": { Messages: results } };
       const messages = messageStatuses(results);
-      if (ctx.signal?.aborted && !lost) {
-        return withResponse({
-          ...sent,
-          error: {
-            error: `Cancelled after sending ${messages.sent.length} of ${results.length} messages; the rest were not sent.`,
-            details: { code: ErrorCode.ABORTED.code, messages },
-          },
+      if (lost) {
+        const cause = sessionError(lost.error, target!, secrets);
+        const unknown = messages.unknown.length
+          ? ` Message ${messages.unknown.join(", ")} may have been delivered.`
+          : "";
+        const error = batchError(cause, messages, {
+          error: `Sent ${messages.sent.length} of ${results.length} messages, then the SMTP session failed at message ${lost.at}: ${cause.shortMessage}${unknown}`,
+          hint: "The messages listed in details.messages.not_sent were not sent and can be sent again.",
         });
+        return failedOutcome(results, error, response());
       }
-      if (!lost) return withResponse(sent);
-      const cause = sessionError(lost.error, target!, secrets);
-      const unknown = messages.unknown.length ? ` Message ${messages.unknown.join(", ")} may have been delivered.` : "";
-      const error = batchError(cause, messages, {
-        error: `Sent ${messages.sent.length} of ${results.length} messages, then the SMTP session failed at message ${lost.at}: ${cause.shortMessage}${unknown}`,
-        hint: "The messages listed in details.messages.not_sent were not sent and can be sent again.",
-      });
-      return withResponse({ ...sent, error });
+      if (cancelled) return failedOutcome(results, cancelledError(messages, results.length), response());
+      const raw = response();
+      return { "messages sent": { Messages: results }, ...(raw ? { response: raw } : {}) };
     },
   };
 }
