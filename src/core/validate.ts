@@ -7,6 +7,7 @@ import { type TypeCheck, TypeCompiler } from "@sinclair/typebox/compiler";
 import { type ValueError, ValueErrorType } from "@sinclair/typebox/errors";
 import { Value } from "@sinclair/typebox/value";
 import type { Violation } from "./errors.js";
+import { stringifyJson } from "./json.js";
 
 export interface CompiledPort {
   schema: TSchema;
@@ -123,8 +124,8 @@ function literalChoices(schema: TSchema): unknown[] | undefined {
 }
 
 function show(value: unknown): string {
-  if (typeof value === "bigint") return value.toString();
-  const text = JSON.stringify(value);
+  // stringifyJson: a wrong value may hold integers beyond 2^53 (bigints), which JSON.stringify cannot print.
+  const text = stringifyJson(value);
   if (text === undefined) return String(value);
   return text.length > 80 ? `${text.slice(0, 77)}...` : text;
 }
