@@ -89,6 +89,20 @@ describe("validation", () => {
     expect(upstream.requests.length).toBe(before);
   });
 
+  it("refuses a value of the wrong kind where the schema has a default, instead of using the default", async () => {
+    const before = upstream.requests.length;
+    const out = await runNode(
+      nftTransactionsByContract,
+      { query: { contract_address: CONTRACT_721, type: { sale: true } }, params },
+      { config },
+    );
+    expect(out.data).toBeUndefined();
+    expect(out.error?.details.code).toBe("invalid_input");
+    expect((out.error!.details.violations as { field: string }[]).map((v) => v.field)).toEqual(["query.type"]);
+    expect(out.error!.error).toContain('query.type = {"sale":true} is invalid: must be an array');
+    expect(upstream.requests.length).toBe(before);
+  });
+
   it("sends nothing upstream for invalid input", async () => {
     const before = upstream.requests.length;
     await runNode(nftTransactionsByToken, { query: { contract_address: "0x12", token_id: "x" }, params }, { config });

@@ -25,9 +25,19 @@ function compilePort(schema: TSchema): CompiledPort {
   return port;
 }
 
-/** Applies schema defaults to a copy of `value`. */
-export function withDefaults(schema: TSchema, value: unknown): unknown {
-  return Value.Default(schema, structuredCloneJson(value));
+/**
+ * Checks one port's value, then applies the schema's defaults to a copy of it. Checked first because TypeBox's
+ * `Value.Default` merges a value of the wrong kind into the default (an object given where an array with a default
+ * belongs becomes that array), which would hide the mistake. Defaults sit on optional fields only, so filling them
+ * in never makes a valid value invalid.
+ */
+export function checkPort(
+  portName: string,
+  schema: TSchema,
+  value: unknown,
+): { value: unknown; violations: Violation[] } {
+  const violations = validatePort(portName, schema, value);
+  return { value: violations.length ? value : Value.Default(schema, structuredCloneJson(value)), violations };
 }
 
 function structuredCloneJson(value: unknown): unknown {
@@ -36,7 +46,7 @@ function structuredCloneJson(value: unknown): unknown {
 }
 
 /** Checks one port's value; returns its violations with fields prefixed by the port name. */
-export function validatePort(portName: string, schema: TSchema, value: unknown): Violation[] {
+function validatePort(portName: string, schema: TSchema, value: unknown): Violation[] {
   const { check } = compilePort(schema);
   if (check.Check(value)) return [];
   const byField = new Map<string, Violation>();
