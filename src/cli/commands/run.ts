@@ -5,7 +5,7 @@ import type { RunContext } from "../../core/node.js";
 import { runNode } from "../../core/node.js";
 import { PageError, pages } from "../../core/paginate.js";
 import { getNode, nodes } from "../../nodes/index.js";
-import { EXIT, printJson, readInput, UsageError, write } from "../io.js";
+import { EXIT, integerOption, printJson, readInput, UsageError, write } from "../io.js";
 
 interface RunOptions {
   input: string;
@@ -25,10 +25,7 @@ export function registerRun(program: Command, context: () => Partial<RunContext>
       const node = getNode(id);
       if (!node) throw new UsageError(`Unknown node "${id}". Nodes: ${Object.keys(nodes).join(", ")}`);
       const input = await readInput(options.input);
-      const limit = options.limit === undefined ? undefined : Number(options.limit);
-      if (limit !== undefined && (!Number.isInteger(limit) || limit < 0)) {
-        throw new UsageError(`--limit ${options.limit} is invalid: must be an integer >= 0`);
-      }
+      const limit = integerOption("--limit", options.limit);
       const paging = options.all || limit !== undefined;
       if (paging && node.successPort !== "data")
         throw new UsageError(`--all and --limit apply to the retrievers, not ${id}`);
