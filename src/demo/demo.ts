@@ -15,7 +15,7 @@ import { indexChain } from "../sources/index/indexer.js";
 import { closeIndexSources } from "../sources/index/source.js";
 import { type ActivityManifest, BIG_ERC1155_ID, createActivity } from "./activity.js";
 import { type Deployed, deployAll } from "./contracts.js";
-import { freePort, startAnvil } from "./devchain.js";
+import { startAnvil } from "./devchain.js";
 import { sendSalesDigest } from "./digest.js";
 
 export interface DemoOptions {
@@ -117,15 +117,15 @@ export async function startDemo(options: DemoOptions = {}): Promise<RunningDemo>
   }
 }
 
+/** Starts the service where asked (else where CHAINMAIL_PORT / CHAINMAIL_HOST say, else startServer's defaults). */
 async function listen(options: DemoOptions, config: Config): Promise<RunningServer> {
-  const host = options.host ?? (config.env.CHAINMAIL_HOST || "127.0.0.1");
-  const port = options.port ?? (config.env.CHAINMAIL_PORT ? Number(config.env.CHAINMAIL_PORT) : 8080);
+  const host = options.host ? { host: options.host } : {};
   try {
-    return await startServer({ port, host, config });
+    return await startServer({ config, ...host, ...(options.port !== undefined ? { port: options.port } : {}) });
   } catch (err) {
     if ((err as { code?: string }).code !== "EADDRINUSE") throw err;
-    // The demo should start on any machine: a busy default port is no reason to fail.
-    return startServer({ port: await freePort(host), host, config });
+    // The demo should start on any machine: a busy default port is no reason to fail. Port 0: the OS picks one.
+    return startServer({ config, ...host, port: 0 });
   }
 }
 
