@@ -1,6 +1,6 @@
 /**
  * Input validation with compiled TypeBox validators, reporting every violation at once as
- * "field, value, rule" sentences. Defaults declared in the schemas are applied first.
+ * "field, value, rule" sentences. Defaults declared in the schemas are applied to a valid value, after the check.
  */
 import { type TSchema, TypeGuard } from "@sinclair/typebox";
 import { type TypeCheck, TypeCompiler } from "@sinclair/typebox/compiler";
@@ -9,20 +9,16 @@ import { Value } from "@sinclair/typebox/value";
 import type { Violation } from "./errors.js";
 import { stringifyJson } from "./json.js";
 
-export interface CompiledPort {
-  schema: TSchema;
-  check: TypeCheck<TSchema>;
-}
+const compiled = new WeakMap<TSchema, TypeCheck<TSchema>>();
 
-const compiled = new WeakMap<TSchema, CompiledPort>();
-
-function compilePort(schema: TSchema): CompiledPort {
-  let port = compiled.get(schema);
-  if (!port) {
-    port = { schema, check: TypeCompiler.Compile(schema) };
-    compiled.set(schema, port);
+/** The compiled checker of a schema, compiled once (ports are checked on every run). */
+function checkerOf(schema: TSchema): TypeCheck<TSchema> {
+  let check = compiled.get(schema);
+  if (!check) {
+    check = TypeCompiler.Compile(schema);
+    compiled.set(schema, check);
   }
-  return port;
+  return check;
 }
 
 /**
@@ -40,6 +36,7 @@ export function checkPort(
   return { value: violations.length ? value : Value.Default(schema, structuredCloneJson(value)), violations };
 }
 
+/** A copy to default into: `Value.Default` writes into objects, and the caller's input stays as given. */
 function structuredCloneJson(value: unknown): unknown {
   if (value === null || typeof value !== "object") return value;
   return structuredClone(value);
@@ -47,7 +44,7 @@ function structuredCloneJson(value: unknown): unknown {
 
 /** Checks one port's value; returns its violations with fields prefixed by the port name. */
 function validatePort(portName: string, schema: TSchema, value: unknown): Violation[] {
-  const { check } = compilePort(schema);
+  const check = checkerOf(schema);
   if (check.Check(value)) return [];
   const byField = new Map<string, Violation>();
   for (const error of check.Errors(value)) {

@@ -59,7 +59,7 @@ interface NokEnvelope {
 }
 
 /** Turns an NFTPort answer into `data` or `error`. */
-export function interpret(response: RawResponse, attempts: number): RetrieverOutcome {
+function interpret(response: RawResponse, attempts: number): RetrieverOutcome {
   let body: unknown;
   let parseError: string | undefined;
   try {
