@@ -4,6 +4,7 @@
  */
 import { type ChildProcess, spawn } from "node:child_process";
 import { existsSync, mkdtempSync, readdirSync, readFileSync, rmSync } from "node:fs";
+import { createServer, type Server } from "node:net";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
@@ -41,10 +42,16 @@ describe.skipIf(process.platform !== "linux")("chainmail demo (npm start)", () =
   let output = "";
   let exit: Promise<number | null>;
   const dataDir = mkdtempSync(join(tmpdir(), "chainmail-demo-"));
+  // The port the demo is asked for is taken: it must fall back to a free one rather than fail.
+  let busy: Server;
+  let busyPort: number;
 
   beforeAll(async () => {
     if (!existsSync(CLI)) throw new Error(`${CLI} is missing: run \`npm run build\` first (npm test does)`);
-    child = spawn(process.execPath, [CLI, "demo", "--port", "0", "--data-dir", dataDir], {
+    busy = createServer();
+    await new Promise<void>((resolve) => busy.listen(0, "127.0.0.1", resolve));
+    busyPort = (busy.address() as { port: number }).port;
+    child = spawn(process.execPath, [CLI, "demo", "--port", String(busyPort), "--data-dir", dataDir], {
       stdio: ["ignore", "pipe", "pipe"],
     });
     exit = new Promise((resolve) => child.once("exit", (code) => resolve(code)));
@@ -70,6 +77,7 @@ describe.skipIf(process.platform !== "linux")("chainmail demo (npm start)", () =
   afterAll(async () => {
     if (child && child.exitCode === null && child.signalCode === null) child.kill("SIGKILL");
     rmSync(dataDir, { recursive: true, force: true });
+    await new Promise((resolve) => busy.close(resolve));
   });
 
   it("prints the records of all three retrievers, each kind where it belongs", () => {
@@ -85,6 +93,7 @@ describe.skipIf(process.platform !== "linux")("chainmail demo (npm start)", () =
     const url = output.match(/HTTP service at (http:\/\/\S+)/)?.[1];
     const erc1155 = output.match(/ERC-1155\s+(0x[0-9a-f]{40})/)?.[1];
     expect(url).toBeDefined();
+    expect(new URL(url!).port).not.toBe(String(busyPort));
     const res = await fetch(`${url}/nodes/nft-transactions-by-token`, {
       method: "POST",
       headers: { "content-type": "application/json" },

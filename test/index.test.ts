@@ -2,7 +2,7 @@
  * The own index against a real anvil: every record kind, resume and restart without duplicates, a provider that
  * refuses log ranges, keyset paging with every page size, continuations, and the three nodes over the index.
  */
-import { mkdtempSync, rmSync } from "node:fs";
+import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import { createServer, type Server } from "node:http";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
@@ -384,6 +384,20 @@ describe("serving from the index", () => {
       { config: config(mainDb) },
     );
     expect(out.data).toEqual({ response: "OK", transactions: [], continuation: "" });
+  });
+});
+
+describe("IndexStore.open", () => {
+  it("refuses a file that is not an index, or a path it cannot create, with storage_error naming the path", () => {
+    const notSqlite = join(dir, "not-sqlite.sqlite");
+    writeFileSync(notSqlite, "this is not a database, just text long enough to fill a header ".repeat(4));
+    expect(() => IndexStore.open(notSqlite)).toThrow(
+      expect.objectContaining({ code: "storage_error", message: expect.stringContaining(notSqlite) }),
+    );
+    const underAFile = join(notSqlite, "index.sqlite");
+    expect(() => IndexStore.open(underAFile)).toThrow(
+      expect.objectContaining({ code: "storage_error", message: expect.stringContaining(underAFile) }),
+    );
   });
 });
 

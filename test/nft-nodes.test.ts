@@ -77,6 +77,32 @@ describe("validation", () => {
     expect(out.error!.error).toContain("query.page_size = 0 is invalid: must be an integer >= 1");
   });
 
+  it("names a wrong value holding an integer beyond 2^53 exactly, instead of failing to print it", async () => {
+    const before = upstream.requests.length;
+    const out = await runNode(
+      nftTransactionsOnChain,
+      { query: { type: [[123456789012345678901234n]] }, params },
+      { config },
+    );
+    expect(out.error?.details.code).toBe("invalid_input");
+    expect(out.error!.error).toContain("query.type[0] = [123456789012345678901234] is invalid");
+    expect(upstream.requests.length).toBe(before);
+  });
+
+  it("refuses a value of the wrong kind where the schema has a default, instead of using the default", async () => {
+    const before = upstream.requests.length;
+    const out = await runNode(
+      nftTransactionsByContract,
+      { query: { contract_address: CONTRACT_721, type: { sale: true } }, params },
+      { config },
+    );
+    expect(out.data).toBeUndefined();
+    expect(out.error?.details.code).toBe("invalid_input");
+    expect((out.error!.details.violations as { field: string }[]).map((v) => v.field)).toEqual(["query.type"]);
+    expect(out.error!.error).toContain('query.type = {"sale":true} is invalid: must be an array');
+    expect(upstream.requests.length).toBe(before);
+  });
+
   it("sends nothing upstream for invalid input", async () => {
     const before = upstream.requests.length;
     await runNode(nftTransactionsByToken, { query: { contract_address: "0x12", token_id: "x" }, params }, { config });

@@ -327,6 +327,15 @@ describe("access control", () => {
     await expect(serve({ CHAINMAIL_TOKENS: "short" })).rejects.toThrow(/shorter than 16 characters/);
   });
 
+  it("refuses a body limit or request timeout that is not a positive integer, naming the setting", async () => {
+    await expect(serve({ CHAINMAIL_BODY_LIMIT_BYTES: "0" })).rejects.toThrow(
+      'Setting CHAINMAIL_BODY_LIMIT_BYTES="0" is invalid: must be an integer >= 1.',
+    );
+    await expect(serve({ CHAINMAIL_REQUEST_TIMEOUT_MS: "5s" })).rejects.toThrow(
+      'Setting CHAINMAIL_REQUEST_TIMEOUT_MS="5s" is invalid: must be an integer >= 1.',
+    );
+  });
+
   describe("with default credentials and tokens", () => {
     let server: RunningServer;
     const logs = logCapture();

@@ -9,6 +9,21 @@ export class UsageError extends Error {
   override name = "UsageError";
 }
 
+/** A flag's integer value from 0 to `max`; undefined when the flag was not given. */
+export function integerOption(
+  flag: string,
+  value: string | undefined,
+  max = Number.MAX_SAFE_INTEGER,
+): number | undefined {
+  if (value === undefined) return undefined;
+  const n = Number(value);
+  if (!Number.isSafeInteger(n) || n < 0 || n > max) {
+    const rule = max === Number.MAX_SAFE_INTEGER ? "an integer >= 0" : `an integer from 0 to ${max}`;
+    throw new UsageError(`${flag} ${value} is invalid: must be ${rule}`);
+  }
+  return n;
+}
+
 /** `--input` is JSON text, `@path` to a file, or `-` for standard input. */
 export async function readInput(spec: string): Promise<unknown> {
   let text: string;

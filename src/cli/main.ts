@@ -16,7 +16,7 @@ const program = new Command()
   .showHelpAfterError()
   .exitOverride();
 
-registerRun(program, () => ({}));
+registerRun(program);
 registerNodes(program);
 registerIndexChain(program);
 registerDemo(program);

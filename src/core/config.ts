@@ -48,7 +48,8 @@ export interface Config {
 
 type Env = Readonly<Record<string, string | undefined>>;
 
-function int(env: Env, name: string, fallback: number, min = 0): number {
+/** An integer setting of at least `min`, or `fallback` when unset; anything else is a clear error naming it. */
+export function intSetting(env: Env, name: string, fallback: number, min = 0): number {
   const raw = env[name];
   if (raw === undefined || raw === "") return fallback;
   const value = Number(raw);
@@ -80,15 +81,15 @@ function oneOf<T extends string>(env: Env, name: string, values: readonly T[], f
 }
 
 function upstream(env: Env, prefix: string, baseUrl: string): UpstreamConfig {
-  const timeoutMs = int(env, `${prefix}_TIMEOUT_MS`, int(env, "CHAINMAIL_TIMEOUT_MS", 30_000, 1), 1);
+  const timeoutMs = intSetting(env, `${prefix}_TIMEOUT_MS`, intSetting(env, "CHAINMAIL_TIMEOUT_MS", 30_000, 1), 1);
   return {
     baseUrl: (env[`${prefix}_BASE_URL`] || baseUrl).replace(/\/+$/, ""),
     timeoutMs,
     retry: {
-      maxRetries: int(env, `${prefix}_MAX_RETRIES`, int(env, "CHAINMAIL_MAX_RETRIES", 4)),
-      baseDelayMs: int(env, "CHAINMAIL_RETRY_BASE_MS", 500),
-      maxDelayMs: int(env, "CHAINMAIL_RETRY_MAX_DELAY_MS", 20_000),
-      budgetMs: int(env, "CHAINMAIL_RETRY_BUDGET_MS", 120_000),
+      maxRetries: intSetting(env, `${prefix}_MAX_RETRIES`, intSetting(env, "CHAINMAIL_MAX_RETRIES", 4)),
+      baseDelayMs: intSetting(env, "CHAINMAIL_RETRY_BASE_MS", 500),
+      maxDelayMs: intSetting(env, "CHAINMAIL_RETRY_MAX_DELAY_MS", 20_000),
+      budgetMs: intSetting(env, "CHAINMAIL_RETRY_BUDGET_MS", 120_000),
     },
   };
 }
@@ -124,7 +125,7 @@ export function loadConfig(env: Env = process.env): Config {
       ...upstream(env, "MAILJET", "https://api.mailjet.com"),
       userId: env.MAILJET_API_KEY || undefined,
       password: env.MAILJET_SECRET_KEY || undefined,
-      concurrency: int(env, "MAILJET_CONCURRENCY", 4, 1),
+      concurrency: intSetting(env, "MAILJET_CONCURRENCY", 4, 1),
     },
     nftSource: oneOf(env, "NFT_SOURCE", ["nftport", "index"] as const, "nftport"),
     indexDb: env.INDEX_DB || "./data/index.sqlite",

@@ -8,7 +8,7 @@ import { type Config, defaultConfig } from "./config.js";
 import type { ErrorPayload, Violation } from "./errors.js";
 import { invalidInput, toErrorPayload } from "./errors.js";
 import type { AttemptEvent } from "./http.js";
-import { validatePort, withDefaults } from "./validate.js";
+import { checkPort } from "./validate.js";
 
 /** Minimal structured logger (pino-compatible). Secrets are never passed to it. */
 export interface Logger {
@@ -109,9 +109,9 @@ function prepareInput<I extends TProperties>(
   const violations: Violation[] = [];
   const values: Record<string, unknown> = {};
   for (const [port, schema] of Object.entries(node.inputs) as [string, TSchema][]) {
-    const value = withDefaults(schema, raw[port] ?? {});
-    values[port] = value;
-    violations.push(...validatePort(port, schema, value));
+    const checked = checkPort(port, schema, raw[port] ?? {});
+    values[port] = checked.value;
+    violations.push(...checked.violations);
   }
   for (const port of Object.keys(raw)) {
     if (!(port in node.inputs)) {

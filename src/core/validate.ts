@@ -1,42 +1,50 @@
 /**
  * Input validation with compiled TypeBox validators, reporting every violation at once as
- * "field, value, rule" sentences. Defaults declared in the schemas are applied first.
+ * "field, value, rule" sentences. Defaults declared in the schemas are applied to a valid value, after the check.
  */
 import { type TSchema, TypeGuard } from "@sinclair/typebox";
 import { type TypeCheck, TypeCompiler } from "@sinclair/typebox/compiler";
 import { type ValueError, ValueErrorType } from "@sinclair/typebox/errors";
 import { Value } from "@sinclair/typebox/value";
 import type { Violation } from "./errors.js";
+import { stringifyJson } from "./json.js";
 
-export interface CompiledPort {
-  schema: TSchema;
-  check: TypeCheck<TSchema>;
-}
+const compiled = new WeakMap<TSchema, TypeCheck<TSchema>>();
 
-const compiled = new WeakMap<TSchema, CompiledPort>();
-
-function compilePort(schema: TSchema): CompiledPort {
-  let port = compiled.get(schema);
-  if (!port) {
-    port = { schema, check: TypeCompiler.Compile(schema) };
-    compiled.set(schema, port);
+/** The compiled checker of a schema, compiled once (ports are checked on every run). */
+function checkerOf(schema: TSchema): TypeCheck<TSchema> {
+  let check = compiled.get(schema);
+  if (!check) {
+    check = TypeCompiler.Compile(schema);
+    compiled.set(schema, check);
   }
-  return port;
+  return check;
 }
 
-/** Applies schema defaults to a copy of `value`. */
-export function withDefaults(schema: TSchema, value: unknown): unknown {
-  return Value.Default(schema, structuredCloneJson(value));
+/**
+ * Checks one port's value, then applies the schema's defaults to a copy of it. Checked first because TypeBox's
+ * `Value.Default` merges a value of the wrong kind into the default (an object given where an array with a default
+ * belongs becomes that array), which would hide the mistake. Defaults sit on optional fields only, so filling them
+ * in never makes a valid value invalid.
+ */
+export function checkPort(
+  portName: string,
+  schema: TSchema,
+  value: unknown,
+): { value: unknown; violations: Violation[] } {
+  const violations = validatePort(portName, schema, value);
+  return { value: violations.length ? value : Value.Default(schema, structuredCloneJson(value)), violations };
 }
 
+/** A copy to default into: `Value.Default` writes into objects, and the caller's input stays as given. */
 function structuredCloneJson(value: unknown): unknown {
   if (value === null || typeof value !== "object") return value;
   return structuredClone(value);
 }
 
 /** Checks one port's value; returns its violations with fields prefixed by the port name. */
-export function validatePort(portName: string, schema: TSchema, value: unknown): Violation[] {
-  const { check } = compilePort(schema);
+function validatePort(portName: string, schema: TSchema, value: unknown): Violation[] {
+  const check = checkerOf(schema);
   if (check.Check(value)) return [];
   const byField = new Map<string, Violation>();
   for (const error of check.Errors(value)) {
@@ -123,8 +131,8 @@ function literalChoices(schema: TSchema): unknown[] | undefined {
 }
 
 function show(value: unknown): string {
-  if (typeof value === "bigint") return value.toString();
-  const text = JSON.stringify(value);
+  // stringifyJson: a wrong value may hold integers beyond 2^53 (bigints), which JSON.stringify cannot print.
+  const text = stringifyJson(value);
   if (text === undefined) return String(value);
   return text.length > 80 ? `${text.slice(0, 77)}...` : text;
 }

@@ -15,8 +15,8 @@ import { indexChain } from "../sources/index/indexer.js";
 import { closeIndexSources } from "../sources/index/source.js";
 import { type ActivityManifest, BIG_ERC1155_ID, createActivity } from "./activity.js";
 import { type Deployed, deployAll } from "./contracts.js";
-import { freePort, startAnvil } from "./devchain.js";
-import { sendSalesDigest } from "./digest.js";
+import { startAnvil } from "./devchain.js";
+import { sendSalesDigest, shortAddress } from "./digest.js";
 
 export interface DemoOptions {
   /** Port of the HTTP service; when taken, a free one is used instead. Default CHAINMAIL_PORT or 8080. */
@@ -117,15 +117,15 @@ export async function startDemo(options: DemoOptions = {}): Promise<RunningDemo>
   }
 }
 
+/** Starts the service where asked (else where CHAINMAIL_PORT / CHAINMAIL_HOST say, else startServer's defaults). */
 async function listen(options: DemoOptions, config: Config): Promise<RunningServer> {
-  const host = options.host ?? (config.env.CHAINMAIL_HOST || "127.0.0.1");
-  const port = options.port ?? (config.env.CHAINMAIL_PORT ? Number(config.env.CHAINMAIL_PORT) : 8080);
+  const host = options.host ? { host: options.host } : {};
   try {
-    return await startServer({ port, host, config });
+    return await startServer({ config, ...host, ...(options.port !== undefined ? { port: options.port } : {}) });
   } catch (err) {
     if ((err as { code?: string }).code !== "EADDRINUSE") throw err;
-    // The demo should start on any machine: a busy default port is no reason to fail.
-    return startServer({ port: await freePort(host), host, config });
+    // The demo should start on any machine: a busy default port is no reason to fail. Port 0: the OS picks one.
+    return startServer({ config, ...host, port: 0 });
   }
 }
 
@@ -170,7 +170,6 @@ function countKinds(records: readonly { type: string }[]): string {
     .join(", ");
 }
 
-const short = (address: string | undefined) => (address ? `${address.slice(0, 6)}…${address.slice(-4)}` : "?");
 const shortId = (id: string) => (id.length > 12 ? `${id.slice(0, 5)}…${id.slice(-4)}` : id);
 
 /** One record on one line: kind, token, quantity, parties, price, block. */
@@ -180,12 +179,14 @@ function describe(record: TransactionRecord): string {
   const block = `block ${r.block_number}`;
   if (r.type === "sale") {
     const p = r.price_details ?? {};
-    const currency = p.asset_type === "ETH" ? "ETH" : `ERC20 ${short(p.contract_address)}`;
+    const currency = p.asset_type === "ETH" ? "ETH" : `ERC20 ${shortAddress(p.contract_address)}`;
     const usd = typeof p.price_usd === "number" ? ` ($${p.price_usd.toFixed(2)})` : "";
-    return `${kind} ${r.nft.contract_type} #${shortId(String(r.nft.token_id))} ×${r.quantity}  ${p.price} ${currency}${usd}  ${short(r.seller_address)} → ${short(r.buyer_address)}  ${r.marketplace}  ${block}`;
+    return `${kind} ${r.nft.contract_type} #${shortId(String(r.nft.token_id))} ×${r.quantity}  ${p.price} ${currency}${usd}  ${shortAddress(r.seller_address)} → ${shortAddress(r.buyer_address)}  ${r.marketplace}  ${block}`;
   }
   const parties =
-    r.type === "transfer" ? `${short(r.transfer_from)} → ${short(r.transfer_to)}` : `owner ${short(r.owner_address)}`;
+    r.type === "transfer"
+      ? `${shortAddress(r.transfer_from)} → ${shortAddress(r.transfer_to)}`
+      : `owner ${shortAddress(r.owner_address)}`;
   return `${kind} #${shortId(String(r.token_id))} ×${r.quantity}  ${parties}  ${block}`;
 }
 

@@ -10,7 +10,8 @@ import type { TransactionRecord } from "../schemas/transactions.js";
 
 type Sale = Extract<TransactionRecord, { type: "sale" }>;
 
-const short = (address: string | undefined) =>
+/** `0x1234…abcd` for an address; a short text stays whole. */
+export const shortAddress = (address: string | undefined) =>
   address && address.length > 14 ? `${address.slice(0, 6)}…${address.slice(-4)}` : (address ?? "?");
 
 const escapeHtml = (text: string) =>
@@ -22,7 +23,7 @@ function amount(value: number, digits = 4): string {
 
 function price(sale: Sale): string {
   const p = sale.price_details;
-  const asset = p.asset_type === "ETH" ? "ETH" : `${p.asset_type} ${short(p.contract_address)}`;
+  const asset = p.asset_type === "ETH" ? "ETH" : `${p.asset_type} ${shortAddress(p.contract_address)}`;
   const usd = typeof p.price_usd === "number" ? ` ($${amount(p.price_usd, 2)})` : "";
   return `${amount(p.price)} ${asset}${usd}`;
 }
@@ -45,11 +46,11 @@ export function salesDigestRequest(records: TransactionRecord[], options: Digest
 
   const rows = sales.map((s) => ({
     date: s.transaction_date.replace("T", " "),
-    token: `${short(s.nft.contract_address)} #${s.nft.token_id}`,
+    token: `${shortAddress(s.nft.contract_address)} #${s.nft.token_id}`,
     quantity: String(s.quantity),
     price: price(s),
-    seller: short(s.seller_address),
-    buyer: short(s.buyer_address),
+    seller: shortAddress(s.seller_address),
+    buyer: shortAddress(s.buyer_address),
     marketplace: s.marketplace,
     tx: s.transaction_hash,
     block: String(s.block_number),

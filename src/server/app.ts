@@ -10,7 +10,7 @@ import swagger from "@fastify/swagger";
 import swaggerUi from "@fastify/swagger-ui";
 import Fastify, { type FastifyInstance, type FastifyReply, type FastifyRequest } from "fastify";
 import { type Config, defaultConfig } from "../core/config.js";
-import { ChainmailError, type ErrorPayload, httpStatusOf } from "../core/errors.js";
+import { ChainmailError, type ErrorPayload, httpStatusOf, invalidInput } from "../core/errors.js";
 import { parseJson, stringifyJson } from "../core/json.js";
 import { type AnyNode, describeNode, type GenericOutput, runNode } from "../core/node.js";
 import { nodes as registry } from "../nodes/index.js";
@@ -77,10 +77,7 @@ class MalformedBody extends Error {
 
 function malformedPayload(reason: string): ErrorPayload {
   const message = `The request body is not valid JSON: ${reason}. Send the input object, keyed by input port.`;
-  return {
-    error: `Invalid input (1 problem): ${message}`,
-    details: { code: "invalid_input", violations: [{ field: "(body)", rule: "a JSON object", message }] },
-  };
+  return invalidInput([{ field: "(body)", rule: "a JSON object", message }]);
 }
 
 function sendJson(reply: FastifyReply, status: number, body: unknown): FastifyReply {

@@ -2,13 +2,13 @@
  * The service's own settings, read from the same env record as the rest of the configuration
  * (`config.env`), so a test or the demo sets them without touching `process.env`.
  */
-import type { Config } from "../core/config.js";
+import { type Config, intSetting } from "../core/config.js";
 import { ChainmailError } from "../core/errors.js";
 
 export interface ServerSettings {
   /** Accepted bearer tokens; empty means the node routes are open. */
   tokens: string[];
-  /** Whether the operator configured default upstream credentials (then tokens are mandatory). */
+  /** The settings holding default upstream credentials the operator configured (then tokens are mandatory). */
   operatorCredentials: string[];
   /** Largest request body accepted, in bytes. */
   bodyLimitBytes: number;
@@ -22,22 +22,6 @@ const DEFAULT_BODY_LIMIT_BYTES = 30 * 1024 * 1024;
 const DEFAULT_REQUEST_TIMEOUT_MS = 130_000;
 /** Shorter tokens are too easy to guess. */
 const MIN_TOKEN_LENGTH = 16;
-
-function positiveInt(env: Config["env"], name: string, fallback: number): number {
-  const raw = env[name];
-  if (raw === undefined || raw === "") return fallback;
-  const value = Number(raw);
-  if (!Number.isInteger(value) || value < 1) {
-    throw new ChainmailError(
-      "INVALID_INPUT",
-      `Setting ${name}=${JSON.stringify(raw)} is invalid: must be an integer >= 1.`,
-      {
-        details: { setting: name },
-      },
-    );
-  }
-  return value;
-}
 
 /** Names of the settings that hold operator credentials the service would spend on a caller's behalf. */
 function operatorCredentials(config: Config): string[] {
@@ -89,7 +73,7 @@ export function loadServerSettings(config: Config, overrides: { tokens?: string[
   return {
     tokens,
     operatorCredentials: credentials,
-    bodyLimitBytes: positiveInt(config.env, "CHAINMAIL_BODY_LIMIT_BYTES", DEFAULT_BODY_LIMIT_BYTES),
-    requestTimeoutMs: positiveInt(config.env, "CHAINMAIL_REQUEST_TIMEOUT_MS", DEFAULT_REQUEST_TIMEOUT_MS),
+    bodyLimitBytes: intSetting(config.env, "CHAINMAIL_BODY_LIMIT_BYTES", DEFAULT_BODY_LIMIT_BYTES, 1),
+    requestTimeoutMs: intSetting(config.env, "CHAINMAIL_REQUEST_TIMEOUT_MS", DEFAULT_REQUEST_TIMEOUT_MS, 1),
   };
 }

@@ -1,7 +1,7 @@
 /** `chainmail demo` (what `npm start` runs): the embedded demo, up until Ctrl-C, then everything it started stops. */
 import type { Command } from "commander";
 import { startDemo } from "../../demo/demo.js";
-import { EXIT, UsageError } from "../io.js";
+import { EXIT, integerOption } from "../io.js";
 
 export function registerDemo(program: Command): void {
   program
@@ -13,10 +13,7 @@ export function registerDemo(program: Command): void {
     .option("--host <host>", "host of the HTTP service (default CHAINMAIL_HOST or 127.0.0.1)")
     .option("--data-dir <dir>", "where the demo's index lives; wiped on every start", "data/demo")
     .action(async (options: { port?: string; host?: string; dataDir: string }) => {
-      const port = options.port === undefined ? undefined : Number(options.port);
-      if (port !== undefined && (!Number.isInteger(port) || port < 0 || port > 65535)) {
-        throw new UsageError(`--port ${options.port} is invalid: must be an integer from 0 to 65535`);
-      }
+      const port = integerOption("--port", options.port, 65535);
       // First signal: orderly stop. A second one while stopping: exit at once (the exit hook still kills anvil).
       let signals = 0;
       const stopped = new Promise<NodeJS.Signals>((resolve) => {

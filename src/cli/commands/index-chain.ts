@@ -2,7 +2,7 @@
 import type { Command } from "commander";
 import { defaultConfig } from "../../core/config.js";
 import { indexChain } from "../../sources/index/indexer.js";
-import { UsageError } from "../io.js";
+import { integerOption, UsageError } from "../io.js";
 
 interface IndexOptions {
   rpc?: string;
@@ -27,13 +27,6 @@ function addresses(flag: string, value: string | undefined): string[] | undefine
   const bad = list.find((a) => !ADDRESS.test(a));
   if (bad) throw new UsageError(`${flag} ${JSON.stringify(bad)} is invalid: must be 0x followed by 40 hex digits`);
   return list;
-}
-
-function integer(flag: string, value: string | undefined): number | undefined {
-  if (value === undefined) return undefined;
-  const n = Number(value);
-  if (!Number.isSafeInteger(n) || n < 0) throw new UsageError(`${flag} ${value} is invalid: must be an integer >= 0`);
-  return n;
 }
 
 export function registerIndexChain(program: Command): void {
@@ -65,8 +58,8 @@ export function registerIndexChain(program: Command): void {
       const contracts = addresses("--contracts", options.contracts);
       const seaport = addresses("--seaport", options.seaport);
       const ethTokens = addresses("--eth-tokens", options.ethTokens);
-      const fromBlock = integer("--from-block", options.fromBlock);
-      const safeDepth = integer("--safe-depth", options.safeDepth);
+      const fromBlock = integerOption("--from-block", options.fromBlock);
+      const safeDepth = integerOption("--safe-depth", options.safeDepth);
       const dbPath = options.db ?? config.indexDb;
 
       const stop = new AbortController();

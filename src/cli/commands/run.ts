@@ -1,11 +1,10 @@
 /** `chainmail run <node-id> --input <json | @file | -> [--all] [--limit N]` */
 import type { Command } from "commander";
 import { stringifyJson } from "../../core/json.js";
-import type { RunContext } from "../../core/node.js";
 import { runNode } from "../../core/node.js";
 import { PageError, pages } from "../../core/paginate.js";
 import { getNode, nodes } from "../../nodes/index.js";
-import { EXIT, printJson, readInput, UsageError, write } from "../io.js";
+import { EXIT, integerOption, printJson, readInput, UsageError, write } from "../io.js";
 
 interface RunOptions {
   input: string;
@@ -13,7 +12,7 @@ interface RunOptions {
   limit?: string;
 }
 
-export function registerRun(program: Command, context: () => Partial<RunContext>): void {
+export function registerRun(program: Command): void {
   program
     .command("run")
     .description("Run one node on an input object and print the output object as JSON")
@@ -25,22 +24,18 @@ export function registerRun(program: Command, context: () => Partial<RunContext>
       const node = getNode(id);
       if (!node) throw new UsageError(`Unknown node "${id}". Nodes: ${Object.keys(nodes).join(", ")}`);
       const input = await readInput(options.input);
-      const limit = options.limit === undefined ? undefined : Number(options.limit);
-      if (limit !== undefined && (!Number.isInteger(limit) || limit < 0)) {
-        throw new UsageError(`--limit ${options.limit} is invalid: must be an integer >= 0`);
-      }
+      const limit = integerOption("--limit", options.limit);
       const paging = options.all || limit !== undefined;
       if (paging && node.successPort !== "data")
         throw new UsageError(`--all and --limit apply to the retrievers, not ${id}`);
-      const ctx = context();
       if (!paging) {
-        const output = await runNode(node, input, ctx);
+        const output = await runNode(node, input);
         await printJson(output);
         // A partly failed email batch fires both `messages sent` and `error`: that is a failure (exit 1).
         process.exitCode = node.successPort in output && output.error === undefined ? EXIT.OK : EXIT.ERROR;
         return;
       }
-      process.exitCode = await runAllPages(node, input as Record<string, unknown>, limit, ctx);
+      process.exitCode = await runAllPages(node, input as Record<string, unknown>, limit);
     });
 }
 
@@ -53,7 +48,6 @@ async function runAllPages(
   node: Parameters<typeof pages>[0],
   input: Record<string, unknown>,
   limit: number | undefined,
-  ctx: Partial<RunContext>,
 ): Promise<number> {
   const progress = process.stderr.isTTY
     ? (p: { page: number; total: number }) => process.stderr.write(`\rpage ${p.page}, ${p.total} records`)
@@ -68,7 +62,7 @@ async function runAllPages(
     opened = true;
   };
   try {
-    for await (const page of pages(node, input as never, { limit, onPage: progress }, ctx)) {
+    for await (const page of pages(node, input as never, { limit, onPage: progress })) {
       await open();
       for (const record of page.transactions) {
         await write(`${first ? "\n" : ",\n"}${stringifyJson(record)}`);

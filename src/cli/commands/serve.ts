@@ -1,7 +1,7 @@
 /** `chainmail serve [--port N] [--host H]`: the HTTP service, JSON logs on stdout, graceful stop on SIGTERM/SIGINT. */
 import type { Command } from "commander";
 import { startServer } from "../../server/index.js";
-import { UsageError } from "../io.js";
+import { integerOption } from "../io.js";
 
 interface ServeOptions {
   port?: string;
@@ -15,10 +15,7 @@ export function registerServe(program: Command): void {
     .option("-p, --port <n>", "port to listen on (default: CHAINMAIL_PORT or 8080)")
     .option("-H, --host <host>", "address to listen on (default: CHAINMAIL_HOST or 127.0.0.1)")
     .action(async (options: ServeOptions) => {
-      const port = options.port === undefined ? undefined : Number(options.port);
-      if (port !== undefined && (!Number.isInteger(port) || port < 0 || port > 65535)) {
-        throw new UsageError(`--port ${options.port} is invalid: must be an integer from 0 to 65535`);
-      }
+      const port = integerOption("--port", options.port, 65535);
       const server = await startServer({
         ...(port !== undefined ? { port } : {}),
         ...(options.host ? { host: options.host } : {}),

@@ -89,72 +89,53 @@ function transferKind(from: string, to: string): Kind {
   return "transfer";
 }
 
+/** One record of a transfer log; `batchIndex` is the position in an ERC-1155 `TransferBatch`, else 0. */
+function transferRecord(
+  log: RawLog,
+  contractType: Activity["contractType"],
+  from: string,
+  to: string,
+  tokenId: bigint,
+  quantity: bigint,
+  batchIndex = 0,
+): Activity {
+  return {
+    ...base(log),
+    batchIndex,
+    kind: transferKind(from, to),
+    contract: log.address.toLowerCase(),
+    tokenId: tokenId.toString(),
+    from,
+    to,
+    quantity: quantity.toString(),
+    contractType,
+  };
+}
+
 /** ERC-721 `Transfer` / ERC-1155 `TransferSingle` / `TransferBatch` → records (none for anything else). */
 export function decodeTransfer(log: RawLog): Activity[] {
   const topic0 = log.topics[0]?.toLowerCase();
-  const contract = log.address.toLowerCase();
   if (topic0 === TOPIC.transfer) {
     // Same topic as ERC-20 Transfer; only the indexed token id (a fourth topic) makes it ERC-721.
     if (log.topics.length !== 4) return [];
-    const from = topicAddress(log.topics[1]!);
-    const to = topicAddress(log.topics[2]!);
-    return [
-      {
-        ...base(log),
-        batchIndex: 0,
-        kind: transferKind(from, to),
-        contract,
-        tokenId: BigInt(log.topics[3]!).toString(),
-        from,
-        to,
-        quantity: "1",
-        contractType: "ERC721",
-      },
-    ];
+    const [from, to] = [topicAddress(log.topics[1]!), topicAddress(log.topics[2]!)];
+    return [transferRecord(log, "ERC721", from, to, BigInt(log.topics[3]!), 1n)];
   }
-  if (topic0 === TOPIC.transferSingle && log.topics.length === 4) {
-    const from = topicAddress(log.topics[2]!);
-    const to = topicAddress(log.topics[3]!);
-    return [
-      {
-        ...base(log),
-        batchIndex: 0,
-        kind: transferKind(from, to),
-        contract,
-        tokenId: wordBig(log.data, 0).toString(),
-        from,
-        to,
-        quantity: wordBig(log.data, 1).toString(),
-        contractType: "ERC1155",
-      },
-    ];
+  if ((topic0 !== TOPIC.transferSingle && topic0 !== TOPIC.transferBatch) || log.topics.length !== 4) return [];
+  // ERC-1155: topic 1 is the operator.
+  const [from, to] = [topicAddress(log.topics[2]!), topicAddress(log.topics[3]!)];
+  if (topic0 === TOPIC.transferSingle) {
+    return [transferRecord(log, "ERC1155", from, to, wordBig(log.data, 0), wordBig(log.data, 1))];
   }
-  if (topic0 === TOPIC.transferBatch && log.topics.length === 4) {
-    const from = topicAddress(log.topics[2]!);
-    const to = topicAddress(log.topics[3]!);
-    const idsAt = wordNumber(log.data, 0) / 32;
-    const valuesAt = wordNumber(log.data, 1) / 32;
-    const count = wordNumber(log.data, idsAt);
-    // Any contract can emit this topic: refuse data whose arrays do not fit in it.
-    if (!fits(log.data, idsAt, count, 1) || !fits(log.data, valuesAt, count, 1)) return [];
-    if (wordNumber(log.data, valuesAt) !== count) return [];
-    const out: Activity[] = [];
-    for (let i = 0; i < count; i++) {
-      out.push({
-        ...base(log),
-        batchIndex: i,
-        kind: transferKind(from, to),
-        contract,
-        tokenId: wordBig(log.data, idsAt + 1 + i).toString(),
-        from,
-        to,
-        quantity: wordBig(log.data, valuesAt + 1 + i).toString(),
-        contractType: "ERC1155",
-      });
-    }
-    return out;
-  }
-  return [];
+  const idsAt = wordNumber(log.data, 0) / 32;
+  const valuesAt = wordNumber(log.data, 1) / 32;
+  const count = wordNumber(log.data, idsAt);
+  // Any contract can emit this topic: refuse data whose arrays do not fit in it.
+  if (!fits(log.data, idsAt, count, 1) || !fits(log.data, valuesAt, count, 1)) return [];
+  if (wordNumber(log.data, valuesAt) !== count) return [];
+  return Array.from({ length: count }, (_, i) =>
+    transferRecord(log, "ERC1155", from, to, wordBig(log.data, idsAt + 1 + i), wordBig(log.data, valuesAt + 1 + i), i),
+  );
 }
 
 interface Item {

@@ -25,7 +25,7 @@ import {
   type RawLog,
   TOPIC,
 } from "./decode.js";
-import { hexToNumber, RpcClient, RpcError, toHex } from "./rpc.js";
+import { hexToNumber, RPC_UPSTREAM, RpcClient, RpcError, toHex } from "./rpc.js";
 import { type ActivityRow, type Checkpoint, IndexStore } from "./store.js";
 
 export interface IndexChainOptions {
@@ -227,7 +227,7 @@ class Indexer {
           `The JSON-RPC node at ${this.rpc.origin} keeps answering logs that do not match its block hashes (blocks ${next}-${to}).`,
           {
             hint: "A load-balanced endpoint may mix nodes at different heads; use one node or a --safe-depth.",
-            details: { upstream: "JSON-RPC node", from_block: next, to_block: to },
+            details: { upstream: RPC_UPSTREAM, from_block: next, to_block: to },
           },
         );
       }
@@ -403,7 +403,7 @@ function toIndexError(err: unknown, origin: string): unknown {
     const said = `${err.method}: ${err.rpcMessage} (JSON-RPC code ${err.code})`;
     return new ChainmailError("UPSTREAM_REJECTED", `The JSON-RPC node at ${origin} refused ${said}.`, {
       hint: "Check --rpc and that the node serves eth_getLogs for the requested blocks.",
-      details: { upstream: "JSON-RPC node", rpc_code: err.code, method: err.method },
+      details: { upstream: RPC_UPSTREAM, rpc_code: err.code, method: err.method },
     });
   }
   return err;

@@ -8,7 +8,8 @@ import type { RetryPolicy } from "../../core/config.js";
 import { ChainmailError } from "../../core/errors.js";
 import { httpRequest, retryReads } from "../../core/http.js";
 
-const UPSTREAM = "JSON-RPC node";
+/** The upstream name in messages, logs and `details.upstream`. */
+export const RPC_UPSTREAM = "JSON-RPC node";
 
 /** An error object a JSON-RPC node answered with (or an HTTP error status carrying one). */
 export class RpcError extends Error {
@@ -73,7 +74,7 @@ export class RpcClient {
     const payload = calls.map((c, i) => ({ jsonrpc: "2.0", id: first + i, method: c.method, params: c.params }));
     const single = calls.length === 1;
     const result = await httpRequest({
-      upstream: UPSTREAM,
+      upstream: RPC_UPSTREAM,
       method: "POST",
       url: this.url,
       headers: { "content-type": "application/json", accept: "application/json" },
@@ -94,7 +95,7 @@ export class RpcClient {
       if (status >= 400) throw new RpcError(-32000, `HTTP ${status}: ${body.slice(0, 200)}`, calls[0]!.method, status);
       throw new ChainmailError("UPSTREAM_BAD_RESPONSE", `The JSON-RPC node at ${this.origin} answered non-JSON.`, {
         hint: "Check the --rpc URL.",
-        details: { upstream: UPSTREAM, status },
+        details: { upstream: RPC_UPSTREAM, status },
       });
     }
     const replies = (Array.isArray(parsed) ? parsed : [parsed]) as RpcReply[];
@@ -107,7 +108,7 @@ export class RpcClient {
           "UPSTREAM_BAD_RESPONSE",
           `The JSON-RPC node at ${this.origin} left ${c.method} unanswered.`,
           {
-            details: { upstream: UPSTREAM, status },
+            details: { upstream: RPC_UPSTREAM, status },
           },
         );
       }

@@ -18,7 +18,7 @@ import { type ActivityRow, IndexStore, type PageQuery, type Position } from "./s
 
 const NAME = "the local index";
 const DEFAULT_PAGE_SIZE = 50;
-export const MAX_PAGE_SIZE = 1000;
+const MAX_PAGE_SIZE = 1000;
 const ON_CHAIN_KINDS = ["transfer", "mint", "burn", "sale"] as const;
 
 const stores = new Map<string, IndexStore>();

@@ -121,17 +121,21 @@ export class IndexStore {
   private readonly statements = new Map<string, Database.Statement>();
 
   private constructor(readonly path: string) {
-    if (path !== ":memory:") mkdirSync(dirname(path), { recursive: true });
+    let db: Database.Database | undefined;
     try {
-      this.db = new Database(path);
-      this.db.pragma("busy_timeout = 10000");
+      if (path !== ":memory:") mkdirSync(dirname(path), { recursive: true });
+      db = new Database(path);
+      db.pragma("busy_timeout = 10000");
       // WAL: the indexer writes while the service reads, neither blocking the other.
-      this.db.pragma("journal_mode = WAL");
-      this.db.pragma("synchronous = NORMAL");
-      this.db.exec(SCHEMA);
+      db.pragma("journal_mode = WAL");
+      db.pragma("synchronous = NORMAL");
+      db.exec(SCHEMA);
     } catch (err) {
+      // A file that opened but is not a usable index (not SQLite, read-only) must not keep its handle.
+      db?.close();
       throw storageError(`Could not open the index database ${path}`, err);
     }
+    this.db = db;
     this.insertActivity = this.db.prepare(
       `INSERT OR IGNORE INTO activity (${COLUMNS.join(", ")}) VALUES (${COLUMNS.map((c) => `@${c}`).join(", ")})`,
     );

@@ -59,7 +59,7 @@ interface NokEnvelope {
 }
 
 /** Turns an NFTPort answer into `data` or `error`. */
-export function interpret(response: RawResponse, attempts: number): RetrieverOutcome {
+function interpret(response: RawResponse, attempts: number): RetrieverOutcome {
   let body: unknown;
   let parseError: string | undefined;
   try {
@@ -101,8 +101,7 @@ export function interpret(response: RawResponse, attempts: number): RetrieverOut
   if (!upstreamCode && status !== 429) {
     // Not NFTPort's JSON error envelope: a proxy page, an empty body, a wrong base URL.
     if (status >= 500) {
-      const type = String(response.headers["content-type"] ?? "no content type");
-      const body = response.body === "" ? "an empty body" : `${type}: ${JSON.stringify(response.body.slice(0, 60))}`;
+      const body = response.body === "" ? "an empty body" : excerpt(response);
       return fail(
         response,
         new ChainmailError(
@@ -110,7 +109,7 @@ export function interpret(response: RawResponse, attempts: number): RetrieverOut
           `NFTPort failed (HTTP ${status}, ${body}) after ${attempts} attempt(s).`,
           {
             hint: "NFTPort or a proxy in between is having trouble; try again later.",
-            details: { ...details, content_type: type },
+            details: { ...details, content_type: contentType(response) },
           },
         ),
       );
@@ -199,20 +198,25 @@ function fieldHint(code: string | undefined): string {
   }
 }
 
+const contentType = (response: RawResponse): string => String(response.headers["content-type"] ?? "no content type");
+
+/** The start of a body that is not NFTPort's JSON, with its content type: enough to recognise a proxy's page. */
+const excerpt = (response: RawResponse): string =>
+  `${contentType(response)}: ${JSON.stringify(response.body.slice(0, 60))}`;
+
 function badResponse(response: RawResponse, parseError: string | undefined, attempts: number): ChainmailError {
-  const type = String(response.headers["content-type"] ?? "no content type");
   const what =
     response.body === ""
       ? "an empty body"
       : parseError
-        ? `a body that is not JSON (${type}: ${JSON.stringify(response.body.slice(0, 60))})`
+        ? `a body that is not JSON (${excerpt(response)})`
         : "JSON that is not a transactions page";
   return new ChainmailError("UPSTREAM_BAD_RESPONSE", `NFTPort answered HTTP ${response.status} with ${what}.`, {
     hint: "Check NFTPORT_BASE_URL and any proxy in between; the raw answer is on the response port.",
     details: {
       upstream: UPSTREAM,
       status: response.status,
-      content_type: type,
+      content_type: contentType(response),
       attempts,
       ...(parseError ? { parse_error: parseError } : {}),
     },
