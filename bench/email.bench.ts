@@ -8,6 +8,7 @@ import { loadConfig } from "../src/core/config.js";
 import { runNode } from "../src/core/node.js";
 import { emailSend } from "../src/nodes/index.js";
 import { API_KEY, SECRET_KEY, startMailjet } from "../test/upstreams/mailjet.js";
+import { measure } from "./measure.js";
 
 const MESSAGES = 10_000;
 const LATENCY_MS = 20;
@@ -39,20 +40,13 @@ export default async function emailBench(): Promise<void> {
       const rtt = trips.sort((a, b) => a - b)[7]!;
 
       const batch = messages(MESSAGES, `c${concurrency}`);
-      (globalThis as { gc?: () => void }).gc?.();
-      const base = process.memoryUsage();
-      let peakRss = base.rss;
-      let peakHeap = base.heapUsed;
-      const sampler = setInterval(() => {
-        const now = process.memoryUsage();
-        peakRss = Math.max(peakRss, now.rss);
-        peakHeap = Math.max(peakHeap, now.heapUsed);
-      }, 5);
       const before = server.requests.length;
-      const start = performance.now();
-      const out = await runNode(emailSend, { params, request: { Messages: batch } }, { config });
-      const wall = performance.now() - start;
-      clearInterval(sampler);
+      const {
+        value: out,
+        wall,
+        rss,
+        heap,
+      } = await measure(() => runNode(emailSend, { params, request: { Messages: batch } }, { config }));
       const calls = server.requests.length - before;
       const ok = out["messages sent"]?.Messages.filter((m) => m.Status === "success").length ?? 0;
       if (out.error || ok !== MESSAGES) throw new Error(`bench run failed: ${out.error?.error ?? `${ok} sent`}`);
@@ -60,9 +54,7 @@ export default async function emailBench(): Promise<void> {
       console.log(
         `concurrency ${concurrency}: ${MESSAGES} messages in ${calls} calls, wall ${wall.toFixed(0)} ms, ` +
           `ideal ${ideal.toFixed(0)} ms (${calls} × ${rtt.toFixed(1)} ms / ${concurrency}), ratio ${(wall / ideal).toFixed(2)}, ` +
-          `${((MESSAGES / wall) * 1000).toFixed(0)} msg/s, peak RSS ${(peakRss / 2 ** 20).toFixed(0)} MiB ` +
-          `(+${((peakRss - base.rss) / 2 ** 20).toFixed(0)}), peak heap ${(peakHeap / 2 ** 20).toFixed(0)} MiB ` +
-          `(+${((peakHeap - base.heapUsed) / 2 ** 20).toFixed(0)})`,
+          `${((MESSAGES / wall) * 1000).toFixed(0)} msg/s, peak RSS ${rss}, peak heap ${heap}`,
       );
     }
   } finally {

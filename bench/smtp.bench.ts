@@ -13,6 +13,7 @@ import { emailSend } from "../src/nodes/index.js";
 import { renderRequest } from "../src/transports/mime/render.js";
 import { listOutbox } from "../src/transports/outbox/store.js";
 import { startSmtp } from "../test/upstreams/smtp.js";
+import { measure } from "./measure.js";
 
 const MESSAGES = 2_000;
 const attachment = Buffer.alloc(2048, "chainmail ").toString("base64");
@@ -29,25 +30,6 @@ const messages = (n: number, tag: string) =>
     Attachments: [{ ContentType: "text/plain", Filename: "digest.txt", Base64Content: attachment }],
     CustomID: `${tag}-${i}`,
   }));
-
-async function measure<T>(run: () => Promise<T>): Promise<{ value: T; wall: number; rss: string; heap: string }> {
-  (globalThis as { gc?: () => void }).gc?.();
-  const base = process.memoryUsage();
-  let peakRss = base.rss;
-  let peakHeap = base.heapUsed;
-  const sampler = setInterval(() => {
-    const now = process.memoryUsage();
-    peakRss = Math.max(peakRss, now.rss);
-    peakHeap = Math.max(peakHeap, now.heapUsed);
-  }, 5);
-  const start = performance.now();
-  const value = await run();
-  const wall = performance.now() - start;
-  clearInterval(sampler);
-  const mib = (peak: number, from: number) =>
-    `${(peak / 2 ** 20).toFixed(0)} MiB (+${((peak - from) / 2 ** 20).toFixed(0)})`;
-  return { value, wall, rss: mib(peakRss, base.rss), heap: mib(peakHeap, base.heapUsed) };
-}
 
 const line = (what: string, r: { wall: number; rss: string; heap: string }) =>
   console.log(

@@ -287,3 +287,20 @@ describe("chainmail nodes", () => {
     expect(Object.keys(byToken.outputs).sort()).toEqual(["data", "error", "response"]);
   });
 });
+
+describe("a reader that goes away", () => {
+  it("stops quietly when stdout is closed early (`| head`), no EPIPE stack trace", async () => {
+    const { code, stderr } = await new Promise<{ code: number | null; stderr: string }>((resolve, reject) => {
+      // `nodes` prints ~100 kB, more than a pipe holds, so the writer meets the closed pipe.
+      const child = spawn("sh", ["-c", `"${process.execPath}" "${MAIN}" nodes | head -c 10 > /dev/null; exit $?`]);
+      let err = "";
+      child.stderr.on("data", (chunk) => {
+        err += chunk;
+      });
+      child.on("error", reject);
+      child.on("close", (status) => resolve({ code: status, stderr: err }));
+    });
+    expect(stderr).not.toMatch(/EPIPE|Unhandled/);
+    expect(code).toBe(0);
+  });
+});

@@ -55,9 +55,22 @@ async function readStdin(): Promise<string> {
   return Buffer.concat(chunks).toString("utf8");
 }
 
+// A reader that goes away (`chainmail run … | head`) is not an error worth a stack trace: stop quietly.
+process.stdout.on("error", (err: NodeJS.ErrnoException) => {
+  if (err.code === "EPIPE") process.exit(process.exitCode ?? 0);
+  throw err;
+});
+
 /** Writes to stdout, waiting when the pipe is full so memory stays flat. */
 export async function write(text: string): Promise<void> {
-  if (!process.stdout.write(text)) await new Promise<void>((resolve) => process.stdout.once("drain", () => resolve()));
+  if (process.stdout.write(text)) return;
+  await new Promise<void>((resolve) => {
+    const done = () => {
+      process.stdout.off("drain", done).off("close", done);
+      resolve();
+    };
+    process.stdout.once("drain", done).once("close", done);
+  });
 }
 
 export async function printJson(value: unknown): Promise<void> {
