@@ -32,17 +32,14 @@ const MARKED = /"\\u0000bigint:(-?\d+)"/g;
 
 /** Serialises like `JSON.stringify`, writing bigints as bare JSON integers. */
 export function stringifyJson(value: unknown, indent?: number): string {
-  let sawBigint = false;
-  const text = JSON.stringify(
-    value,
-    (_key, v) => {
-      if (typeof v !== "bigint") return v;
-      sawBigint = true;
-      return BIGINT_MARK + v.toString();
-    },
-    indent,
-  );
-  return sawBigint ? text.replace(MARKED, "$1") : text;
+  try {
+    // Most values hold no bigint: the native serialiser, untouched, is several times faster than a replacer.
+    return JSON.stringify(value, null, indent);
+  } catch (err) {
+    if (!(err instanceof TypeError && /BigInt/i.test(err.message))) throw err;
+  }
+  const text = JSON.stringify(value, (_key, v) => (typeof v === "bigint" ? BIGINT_MARK + v.toString() : v), indent);
+  return text.replace(MARKED, "$1");
 }
 
 /** Turns a safe integer-valued number or a digit string into an exact integer, when it is one. */
