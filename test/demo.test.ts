@@ -89,6 +89,28 @@ describe.skipIf(process.platform !== "linux")("chainmail demo (npm start)", () =
     expect(output).toMatch(/curl -s -X POST http:\/\/127\.0\.0\.1:\d+\/nodes\/nft-transactions-by-contract/);
   });
 
+  it("sends the sales digest through the outbox: one .eml listing every sale, readable with outbox show", async () => {
+    const outbox = join(dataDir, "outbox");
+    expect(output).toContain(`6. sales digest email written to the outbox in ${outbox}`);
+    const emls = readdirSync(outbox).filter((f) => f.endsWith(".eml"));
+    expect(emls).toHaveLength(1);
+    const index = readFileSync(join(outbox, "index.jsonl"), "utf8").trim().split("\n");
+    expect(index).toHaveLength(1);
+    const entry = JSON.parse(index[0]!) as { id: string; subject: string };
+    expect(entry.subject).toBe("NFT sales digest: 4 sales");
+    const shown = await new Promise<string>((resolve, reject) => {
+      const show = spawn(process.execPath, [CLI, "outbox", "show", entry.id, "--dir", outbox]);
+      let text = "";
+      show.stdout.setEncoding("utf8").on("data", (chunk: string) => {
+        text += chunk;
+      });
+      show.on("error", reject);
+      show.on("close", (code) => (code === 0 ? resolve(text) : reject(new Error(`outbox show exited ${code}`))));
+    });
+    expect(shown).toContain("Subject: NFT sales digest: 4 sales");
+    expect(shown).toContain("multipart/alternative");
+  });
+
   it("serves the index over HTTP at the printed address", async () => {
     const url = output.match(/HTTP service at (http:\/\/\S+)/)?.[1];
     const erc1155 = output.match(/ERC-1155\s+(0x[0-9a-f]{40})/)?.[1];
