@@ -10,11 +10,10 @@ import { afterAll, beforeAll, beforeEach, describe, expect, it } from "vitest";
 import { parseJson } from "../src/core/json.js";
 import { records } from "../src/core/paginate.js";
 import { nftTransactionsByContract } from "../src/nodes/index.js";
-import { testConfig } from "./helpers.js";
+import { type CliResult, CLI as MAIN, runCli, testConfig } from "./helpers.js";
 import { FAULTS, type NftportServer, startNftport, VALID_KEY } from "./upstreams/nftport.js";
 import { CONTRACT_721, CONTRACT_1155, standardDataset } from "./upstreams/nftport-data.js";
 
-const MAIN = join(import.meta.dirname, "..", "dist", "cli", "main.js");
 let upstream: NftportServer;
 
 beforeAll(async () => {
@@ -26,35 +25,9 @@ beforeEach(() => {
   upstream.requests.length = 0;
 });
 
-interface CliResult {
-  code: number | null;
-  stdout: string;
-  stderr: string;
-}
-
 function cli(args: string[], options: { env?: Record<string, string>; stdin?: string } = {}): Promise<CliResult> {
-  return new Promise((resolve, reject) => {
-    const child = spawn(process.execPath, [MAIN, ...args], {
-      env: {
-        PATH: process.env.PATH ?? "",
-        NFTPORT_BASE_URL: upstream.url,
-        CHAINMAIL_RETRY_BASE_MS: "10",
-        ...options.env,
-      },
-      stdio: ["pipe", "pipe", "pipe"],
-    });
-    let stdout = "";
-    let stderr = "";
-    child.stdout.on("data", (d) => {
-      stdout += d;
-    });
-    child.stderr.on("data", (d) => {
-      stderr += d;
-    });
-    child.on("error", reject);
-    child.on("close", (code) => resolve({ code, stdout, stderr }));
-    child.stdin.end(options.stdin ?? "");
-  });
+  const env = { NFTPORT_BASE_URL: upstream.url, CHAINMAIL_RETRY_BASE_MS: "10", ...options.env };
+  return runCli(args, { env, stdin: options.stdin });
 }
 
 const input = (query: Record<string, unknown>, params: Record<string, unknown> = { api_key: VALID_KEY }) =>

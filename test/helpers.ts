@@ -1,4 +1,6 @@
-/** Test helpers: configs pointing at the local upstreams, fast retries. */
+/** Test helpers: configs pointing at the local upstreams, fast retries; the command line in its own process. */
+import { spawn } from "node:child_process";
+import { join } from "node:path";
 import { type Config, loadConfig } from "../src/core/config.js";
 
 /** A config for tests: local base URLs, short backoff so retry tests stay quick. */
@@ -8,5 +10,41 @@ export function testConfig(env: Record<string, string | undefined> = {}): Config
     CHAINMAIL_RETRY_MAX_DELAY_MS: "2000",
     CHAINMAIL_TIMEOUT_MS: "5000",
     ...env,
+  });
+}
+
+export interface CliResult {
+  code: number | null;
+  stdout: string;
+  stderr: string;
+}
+
+/** The built command line (`npm test` builds it first). */
+export const CLI = join(import.meta.dirname, "..", "dist", "cli", "main.js");
+
+/**
+ * Runs `chainmail <args>` in its own process, as a user would, with only PATH and `env` in its environment
+ * (asynchronously: the local upstream servers live in the test's process).
+ */
+export function runCli(
+  args: string[],
+  options: { env?: Record<string, string>; stdin?: string } = {},
+): Promise<CliResult> {
+  return new Promise((resolve, reject) => {
+    const child = spawn(process.execPath, [CLI, ...args], {
+      env: { PATH: process.env.PATH ?? "", ...options.env },
+      stdio: ["pipe", "pipe", "pipe"],
+    });
+    let stdout = "";
+    let stderr = "";
+    child.stdout.setEncoding("utf8").on("data", (d: string) => {
+      stdout += d;
+    });
+    child.stderr.setEncoding("utf8").on("data", (d: string) => {
+      stderr += d;
+    });
+    child.on("error", reject);
+    child.on("close", (code) => resolve({ code, stdout, stderr }));
+    child.stdin.end(options.stdin ?? "");
   });
 }

@@ -1,17 +1,10 @@
-/**
- * `type: ["bid"]` on nft-transactions-by-contract: NFTPort's filter has no `bid` (the local server answers 422
- * like the real one), so chainmail asks for `all`, keeps bid and cancel_bid rows, and scans up to
- * MAX_SCANNED_PAGES upstream pages per call. Through the library (one call, paging, limit, resuming) and the CLI.
- */
-import { spawn } from "node:child_process";
-import { join } from "node:path";
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from "vitest";
 import { parseJson } from "../src/core/json.js";
 import { runNode } from "../src/core/node.js";
 import { MAX_EMPTY_PAGES, pages } from "../src/core/paginate.js";
 import { nftTransactionsByContract } from "../src/nodes/index.js";
 import { MAX_SCANNED_PAGES } from "../src/sources/nftport/client.js";
-import { testConfig } from "./helpers.js";
+import { runCli, testConfig } from "./helpers.js";
 import { type NftportServer, type Rec, startNftport, VALID_KEY } from "./upstreams/nftport.js";
 
 const SPARSE = "0x4444444444444444444444444444444444444444";
@@ -261,24 +254,7 @@ describe("the pager and empty pages", () => {
 });
 
 describe("chainmail run --all with type: [bid]", () => {
-  const MAIN = join(import.meta.dirname, "..", "dist", "cli", "main.js");
-  const cli = (args: string[]) =>
-    new Promise<{ code: number | null; stdout: string; stderr: string }>((resolve, reject) => {
-      const child = spawn(process.execPath, [MAIN, ...args], {
-        env: { PATH: process.env.PATH ?? "", NFTPORT_BASE_URL: upstream.url, NFTPORT_API_KEY: VALID_KEY },
-        stdio: ["ignore", "pipe", "pipe"],
-      });
-      let stdout = "";
-      let stderr = "";
-      child.stdout.on("data", (d) => {
-        stdout += d;
-      });
-      child.stderr.on("data", (d) => {
-        stderr += d;
-      });
-      child.on("error", reject);
-      child.on("close", (code) => resolve({ code, stdout, stderr }));
-    });
+  const cli = (args: string[]) => runCli(args, { env: { NFTPORT_BASE_URL: upstream.url, NFTPORT_API_KEY: VALID_KEY } });
 
   it("yields every bid and cancel_bid of the contract exactly once, in order", async () => {
     const input = JSON.stringify({ query: { contract_address: SPARSE, type: ["bid"], page_size: 5 } });

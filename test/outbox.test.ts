@@ -1,4 +1,3 @@
-import { execFile } from "node:child_process";
 import { mkdtemp, readdir, readFile, rm, writeFile } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
@@ -12,10 +11,10 @@ import { salesDigestRequest } from "../src/demo/digest.js";
 import { emailSend } from "../src/nodes/index.js";
 import type { TransactionRecord } from "../src/schemas/transactions.js";
 import { findInOutbox, INDEX_FILE, listOutbox } from "../src/transports/outbox/store.js";
+import { runCli } from "./helpers.js";
 import { CONTRACT_1155, standardDataset } from "./upstreams/nftport-data.js";
 import { type SmtpTestServer, startSmtp } from "./upstreams/smtp.js";
 
-const CLI = join(import.meta.dirname, "..", "dist", "cli", "main.js");
 let root: string;
 let seq = 0;
 const newDir = () => join(root, `outbox-${++seq}`);
@@ -52,13 +51,7 @@ beforeAll(async () => {
 });
 afterAll(() => rm(root, { recursive: true, force: true }));
 
-function cli(args: string[], env: Record<string, string>) {
-  return new Promise<{ code: number; stdout: string; stderr: string }>((resolve) => {
-    execFile(process.execPath, [CLI, ...args], { env: { PATH: process.env.PATH, ...env } }, (err, stdout, stderr) =>
-      resolve({ code: err ? ((err as { code?: number }).code ?? 1) : 0, stdout, stderr }),
-    );
-  });
-}
+const cli = (args: string[], env: Record<string, string>) => runCli(args, { env });
 
 describe("outbox transport through email-send", () => {
   it("stores each message as .eml plus an index line; Bcc only in the index; no params needed", async () => {

@@ -1,5 +1,3 @@
-import { execFile } from "node:child_process";
-import { join } from "node:path";
 import { type AddressObject, simpleParser } from "mailparser";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { stringifyJson } from "../src/core/json.js";
@@ -7,7 +5,7 @@ import { type RunContext, runNode } from "../src/core/node.js";
 import { emailSend } from "../src/nodes/index.js";
 import type { EmailRequest, MessageResult } from "../src/schemas/email.js";
 import { smtpTransport } from "../src/transports/smtp/transport.js";
-import { testConfig } from "./helpers.js";
+import { runCli, testConfig } from "./helpers.js";
 import { SMTP_PASSWORD, SMTP_USER, type SmtpTestServer, startSmtp } from "./upstreams/smtp.js";
 
 const params = { "user id": SMTP_USER, password: SMTP_PASSWORD };
@@ -445,14 +443,7 @@ describe("email-send with EMAIL_TRANSPORT=smtp", () => {
   });
 });
 
-function cli(args: string[], env: Record<string, string>) {
-  const main = join(import.meta.dirname, "..", "dist", "cli", "main.js");
-  return new Promise<{ code: number; stdout: string; stderr: string }>((resolve) => {
-    execFile(process.execPath, [main, ...args], { env: { PATH: process.env.PATH, ...env } }, (err, stdout, stderr) =>
-      resolve({ code: err ? ((err as { code?: number }).code ?? 1) : 0, stdout, stderr }),
-    );
-  });
-}
+const cli = (args: string[], env: Record<string, string>) => runCli(args, { env });
 
 describe("smtp transport: cancellation", () => {
   it("a cancelled send stops before the next message: the rest are not sent, error says aborted", async () => {
