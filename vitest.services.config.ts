@@ -7,6 +7,8 @@ export default defineConfig({
     testTimeout: 60_000,
     hookTimeout: 60_000,
     pool: "forks",
+    // test/services/*.pg.test.ts re-run the index suites with their indexes in PostgreSQL (test/index-backend.ts).
+    env: { CHAINMAIL_TEST_INDEX_DB: "postgres" },
     passWithNoTests: true,
   },
 });

@@ -30,7 +30,7 @@ export default async function bench(): Promise<void> {
     await ingestion();
     await queries();
   } finally {
-    closeIndexSources();
+    await closeIndexSources();
     rmSync(dir, { recursive: true, force: true });
   }
 }
@@ -92,26 +92,26 @@ function syntheticRow(i: number, random: () => number): ActivityRow {
     marketplace: kind === "sale" ? "opensea" : null,
     currency: null,
     price: kind === "sale" ? "0.125" : null,
-    price_usd: kind === "sale" ? 375.5 : null,
+    price_usd: kind === "sale" ? "375.5" : null,
   };
 }
 
 async function queries(): Promise<void> {
   const db = join(dir, "query.sqlite");
-  const store = IndexStore.open(db);
+  const store = await IndexStore.open(db);
   const random = rng(42);
   const started = Date.now();
   const chunk: ActivityRow[] = [];
   for (let i = 0; i < ROWS; i++) {
     chunk.push(syntheticRow(i, random));
     if (chunk.length === 20_000 || i === ROWS - 1) {
-      store.insertRows(chunk);
+      await store.insertRows(chunk);
       chunk.length = 0;
     }
   }
   const insertSeconds = (Date.now() - started) / 1000;
-  store.db.pragma("wal_checkpoint(TRUNCATE)");
-  store.close();
+  await store.db.exec("PRAGMA wal_checkpoint(TRUNCATE)");
+  await store.close();
   const mb = statSync(db).size / 1e6;
   console.log(
     `index: ${ROWS} synthetic records inserted in ${insertSeconds.toFixed(1)} s (${Math.round(ROWS / insertSeconds)} rows/s, 3 indexes, WAL), ${mb.toFixed(0)} MB`,

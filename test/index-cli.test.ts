@@ -1,19 +1,19 @@
 /** `chainmail index`: the command over a real anvil, its usage errors and an unreachable node. */
 import { execFile } from "node:child_process";
-import { mkdtempSync, rmSync } from "node:fs";
-import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { displayTarget } from "../src/db/database.js";
 import { freePort } from "../src/demo/devchain.js";
 import { IndexStore } from "../src/sources/index/store.js";
+import { type IndexBackend, openBackend } from "./index-backend.js";
 import { type Anvil, address, erc721Transfer, installEmitters, startAnvil } from "./index-helpers.js";
 
 const NFT = address(0x721);
 let anvil: Anvil;
-let dir: string;
+let backend: IndexBackend;
 
 beforeAll(async () => {
-  dir = mkdtempSync(join(tmpdir(), "chainmail-index-cli-"));
+  backend = await openBackend("index-cli");
   anvil = await startAnvil();
   await installEmitters(anvil, [NFT]);
   await erc721Transfer(anvil, NFT, address(0), address(0xa11ce), 1);
@@ -22,7 +22,7 @@ beforeAll(async () => {
 
 afterAll(async () => {
   await anvil?.stop();
-  rmSync(dir, { recursive: true, force: true });
+  await backend?.close();
 });
 
 function chainmail(args: string[], env: Record<string, string> = {}) {
@@ -40,20 +40,23 @@ function chainmail(args: string[], env: Record<string, string> = {}) {
 
 describe("chainmail index", () => {
   it("indexes up to the head with --once and prints what it did", async () => {
-    const db = join(dir, "cli.sqlite");
+    const db = await backend.target("cli");
     const out = await chainmail(["index", "--rpc", anvil.rpcUrl, "--db", db, "--contracts", NFT, "--once"]);
     expect(out.stderr).toBe("");
     expect(out.code).toBe(0);
-    expect(JSON.parse(out.stdout)).toEqual({ db, last_block: 2, records: 2 });
-    const store = IndexStore.open(db);
+    expect(JSON.parse(out.stdout)).toEqual({ db: displayTarget(db), last_block: 2, records: 2 });
+    const store = await IndexStore.open(db);
     try {
-      expect(store.page({ direction: "asc", limit: 10 }).map((r) => r.kind)).toEqual(["mint", "transfer"]);
+      expect((await store.page({ direction: "asc", limit: 10 })).map((r) => r.kind)).toEqual(["mint", "transfer"]);
     } finally {
-      store.close();
+      await store.close();
     }
-    // INDEX_RPC_URL stands in for --rpc; nothing new to write.
-    const again = await chainmail(["index", "--db", db, "--contracts", NFT, "--once"], { INDEX_RPC_URL: anvil.rpcUrl });
-    expect(JSON.parse(again.stdout)).toEqual({ db, last_block: 2, records: 0 });
+    // INDEX_RPC_URL stands in for --rpc and INDEX_DB for --db; nothing new to write.
+    const again = await chainmail(["index", "--contracts", NFT, "--once"], {
+      INDEX_RPC_URL: anvil.rpcUrl,
+      INDEX_DB: db,
+    });
+    expect(JSON.parse(again.stdout)).toEqual({ db: displayTarget(db), last_block: 2, records: 0 });
   });
 
   it("exits 2 with a clear message for bad flags", async () => {
@@ -75,7 +78,7 @@ describe("chainmail index", () => {
       "--rpc",
       `http://127.0.0.1:${port}/v2/SECRET-KEY-123`,
       "--db",
-      join(dir, "down.sqlite"),
+      await backend.target("down"),
       "--once",
     ]);
     expect(out.code).toBe(1);

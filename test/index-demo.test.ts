@@ -3,9 +3,6 @@
  * and a Chainlink-style feed (src/demo). Every record of the activity manifest must come out of the three nodes,
  * exactly once, with the manifest's values.
  */
-import { mkdtempSync, rmSync } from "node:fs";
-import { tmpdir } from "node:os";
-import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { loadConfig } from "../src/core/config.js";
 import { type AnyNode, runNode } from "../src/core/node.js";
@@ -16,19 +13,20 @@ import { nftTransactionsByContract, nftTransactionsByToken, nftTransactionsOnCha
 import type { TransactionRecord } from "../src/schemas/transactions.js";
 import { indexChain } from "../src/sources/index/indexer.js";
 import { closeIndexSources } from "../src/sources/index/source.js";
+import { type IndexBackend, openBackend } from "./index-backend.js";
 
 let chain: DevChain;
 let deployed: Deployed;
 let manifest: ActivityManifest;
-let dir: string;
+let backend: IndexBackend;
 let config: ReturnType<typeof loadConfig>;
 
 beforeAll(async () => {
-  dir = mkdtempSync(join(tmpdir(), "chainmail-demo-index-"));
+  backend = await openBackend("demo-index");
   chain = await startAnvil();
   deployed = await deployAll(chain.rpcUrl);
   manifest = await createActivity(chain.rpcUrl, deployed);
-  const db = join(dir, "index.sqlite");
+  const db = await backend.target("index");
   await indexChain({
     rpcUrl: chain.rpcUrl,
     dbPath: db,
@@ -41,9 +39,9 @@ beforeAll(async () => {
 }, 120_000);
 
 afterAll(async () => {
-  closeIndexSources();
+  await closeIndexSources();
   await chain?.stop();
-  rmSync(dir, { recursive: true, force: true });
+  await backend?.close();
 });
 
 const exact = (n: string) => (Number.isSafeInteger(Number(n)) ? Number(n) : BigInt(n));

@@ -2,9 +2,6 @@
  * Chain reorganisations (anvil_reorg), following the head, the safe depth, and the service reading the database
  * while `indexChain` writes it.
  */
-import { mkdtempSync, rmSync } from "node:fs";
-import { tmpdir } from "node:os";
-import { join } from "node:path";
 import { setTimeout as sleep } from "node:timers/promises";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { loadConfig } from "../src/core/config.js";
@@ -14,6 +11,7 @@ import { TOPIC } from "../src/sources/index/decode.js";
 import { indexChain } from "../src/sources/index/indexer.js";
 import { closeIndexSources } from "../src/sources/index/source.js";
 import { type ActivityRow, IndexStore } from "../src/sources/index/store.js";
+import { type IndexBackend, openBackend } from "./index-backend.js";
 import { type Anvil, address, emitTx, erc721Transfer, installEmitters, startAnvil, topic } from "./index-helpers.js";
 
 const NFT = address(0x721);
@@ -22,27 +20,27 @@ const BOB = address(0xb0b);
 const ZERO = address(0);
 
 let anvil: Anvil;
-let dir: string;
-const dbPath = (name: string) => join(dir, `${name}.sqlite`);
+let backend: IndexBackend;
+const dbPath = (name: string) => backend.target(name);
 
 beforeAll(async () => {
-  dir = mkdtempSync(join(tmpdir(), "chainmail-reorg-"));
+  backend = await openBackend("reorg");
   anvil = await startAnvil();
   await installEmitters(anvil, [NFT]);
 });
 
 afterAll(async () => {
-  closeIndexSources();
+  await closeIndexSources();
   await anvil?.stop();
-  rmSync(dir, { recursive: true, force: true });
+  await backend?.close();
 });
 
-const rows = (db: string): ActivityRow[] => {
-  const store = IndexStore.open(db);
+const rows = async (db: string): Promise<ActivityRow[]> => {
+  const store = await IndexStore.open(db);
   try {
-    return store.page({ direction: "asc", limit: 100_000 });
+    return await store.page({ direction: "asc", limit: 100_000 });
   } finally {
-    store.close();
+    await store.close();
   }
 };
 const key = (r: ActivityRow) => `${r.block_number}/${r.log_index}/${r.token_id}/${r.block_hash}`;
@@ -51,8 +49,9 @@ const mintTx = (tokenId: number) => emitTx(NFT, [TOPIC.transfer, topic(ZERO), to
 
 /** A fresh index of the chain as it is now: what every other index must equal. */
 async function truth(name: string): Promise<string[]> {
-  await indexChain({ rpcUrl: anvil.rpcUrl, dbPath: dbPath(name), follow: false });
-  return rows(dbPath(name)).map(key);
+  const db = await dbPath(name);
+  await indexChain({ rpcUrl: anvil.rpcUrl, dbPath: db, follow: false });
+  return (await rows(db)).map(key);
 }
 
 async function until(check: () => boolean | Promise<boolean>, what: string): Promise<void> {
@@ -66,9 +65,9 @@ async function until(check: () => boolean | Promise<boolean>, what: string): Pro
 describe("reorgs", () => {
   it("rolls back records of dropped blocks when re-run after anvil_reorg", async () => {
     for (let id = 1; id <= 6; id++) await erc721Transfer(anvil, NFT, ZERO, ALICE, id);
-    const db = dbPath("between-runs");
+    const db = await dbPath("between-runs");
     await indexChain({ rpcUrl: anvil.rpcUrl, dbPath: db, follow: false });
-    const before = rows(db);
+    const before = await rows(db);
     expect(before).toHaveLength(6);
     const tip = await head();
 
@@ -77,7 +76,7 @@ describe("reorgs", () => {
     expect(await head()).toBe(tip);
     const result = await indexChain({ rpcUrl: anvil.rpcUrl, dbPath: db, follow: false });
     expect(result.lastBlock).toBe(tip);
-    const after = rows(db);
+    const after = await rows(db);
     expect(after.map((r) => r.token_id)).toEqual(["1", "2", "3", "100"]);
     const dropped = new Set(before.slice(3).map((r) => r.block_hash));
     expect(after.filter((r) => dropped.has(r.block_hash))).toEqual([]);
@@ -85,7 +84,7 @@ describe("reorgs", () => {
   });
 
   it("follows the head and rolls back a reorg while running, also when the chain grows past it", async () => {
-    const db = dbPath("follow");
+    const db = await dbPath("follow");
     const stop = new AbortController();
     let progressed = 0;
     const running = indexChain({
@@ -99,37 +98,40 @@ describe("reorgs", () => {
       },
     });
     try {
-      const tokens = () => rows(db).map((r) => r.token_id);
-      await until(() => tokens().includes("100"), "the existing chain");
+      const tokens = async () => (await rows(db)).map((r) => r.token_id);
+      await until(async () => (await tokens()).includes("100"), "the existing chain");
       await erc721Transfer(anvil, NFT, ZERO, ALICE, 200);
-      await until(() => tokens().includes("200"), "a new block");
+      await until(async () => (await tokens()).includes("200"), "a new block");
       await anvil.rpc("anvil_reorg", [2, [[mintTx(300), 0]]]);
-      await until(() => tokens().includes("300") && !tokens().includes("200"), "the reorg rolled back");
+      await until(async () => {
+        const now = await tokens();
+        return now.includes("300") && !now.includes("200");
+      }, "the reorg rolled back");
       // A deeper reorg followed by more blocks before the indexer looks again.
       await anvil.rpc("anvil_reorg", [4, [[mintTx(400), 2]]]);
       await erc721Transfer(anvil, NFT, ZERO, ALICE, 500);
-      await until(() => tokens().includes("500"), "the chain after the second reorg");
+      await until(async () => (await tokens()).includes("500"), "the chain after the second reorg");
     } finally {
       stop.abort();
     }
     const result = await running;
     expect(result.lastBlock).toBeGreaterThan(0);
     expect(progressed).toBeGreaterThan(0);
-    expect(rows(db).map(key)).toEqual(await truth("truth-2"));
+    expect((await rows(db)).map(key)).toEqual(await truth("truth-2"));
   });
 
   it("stays safeDepth blocks behind the head", async () => {
-    const db = dbPath("safe-depth");
+    const db = await dbPath("safe-depth");
     const tip = await head();
     const result = await indexChain({ rpcUrl: anvil.rpcUrl, dbPath: db, follow: false, safeDepth: 3 });
     expect(result.lastBlock).toBe(tip - 3);
-    const all = rows(db);
+    const all = await rows(db);
     expect(all.length).toBeGreaterThan(0);
     expect(Math.max(...all.map((r) => r.block_number))).toBeLessThanOrEqual(tip - 3);
   });
 
   it("serves from the database while the indexer writes to it", async () => {
-    const db = dbPath("shared");
+    const db = await dbPath("shared");
     const stop = new AbortController();
     const running = indexChain({
       rpcUrl: anvil.rpcUrl,
@@ -154,6 +156,6 @@ describe("reorgs", () => {
       stop.abort();
     }
     await running;
-    expect(rows(db).map(key)).toEqual(await truth("truth-3"));
+    expect((await rows(db)).map(key)).toEqual(await truth("truth-3"));
   });
 });

@@ -2,29 +2,30 @@
  * The own index against a real anvil: every record kind, resume and restart without duplicates, a provider that
  * refuses log ranges, keyset paging with every page size, continuations, and the three nodes over the index.
  */
-import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
+import { copyFileSync, writeFileSync } from "node:fs";
 import { createServer, type Server } from "node:http";
-import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { loadConfig } from "../src/core/config.js";
 import { parseJson } from "../src/core/json.js";
 import { runNode } from "../src/core/node.js";
+import { freePort } from "../src/demo/devchain.js";
 import { nftTransactionsByContract, nftTransactionsByToken, nftTransactionsOnChain } from "../src/nodes/index.js";
 import type { TransactionRecord } from "../src/schemas/transactions.js";
 import { TOPIC } from "../src/sources/index/decode.js";
 import { type IndexChainOptions, indexChain } from "../src/sources/index/indexer.js";
 import { closeIndexSources } from "../src/sources/index/source.js";
 import { IndexStore } from "../src/sources/index/store.js";
+import { type IndexBackend, openBackend } from "./index-backend.js";
 import { buildChain, type ChainFixture, HUGE_ID, NFT721, NFT1155, TOKEN20 } from "./index-fixture.js";
-import { type Anvil, startAnvil } from "./index-helpers.js";
+import { type Anvil, address, startAnvil } from "./index-helpers.js";
 
 let anvil: Anvil;
 let chain: ChainFixture;
-let dir: string;
+let backend: IndexBackend;
 let mainDb: string;
 
-const dbPath = (name: string) => join(dir, `${name}.sqlite`);
+const dbPath = (name: string) => backend.target(name);
 const options = (db: string, extra: Partial<IndexChainOptions> = {}): IndexChainOptions => ({
   rpcUrl: anvil.rpcUrl,
   dbPath: db,
@@ -36,17 +37,17 @@ const config = (db: string) => loadConfig({ NFT_SOURCE: "index", INDEX_DB: db, C
 const blockOf = (r: TransactionRecord) => (r as { block_number: number }).block_number;
 
 beforeAll(async () => {
-  dir = mkdtempSync(join(tmpdir(), "chainmail-index-"));
+  backend = await openBackend("index");
   anvil = await startAnvil();
   chain = await buildChain(anvil);
-  mainDb = dbPath("main");
+  mainDb = await dbPath("main");
   await indexChain(options(mainDb));
 });
 
 afterAll(async () => {
-  closeIndexSources();
+  await closeIndexSources();
   await anvil?.stop();
-  rmSync(dir, { recursive: true, force: true });
+  await backend?.close();
 });
 
 /** Every record of the whole chain through the node, page by page. */
@@ -89,17 +90,18 @@ describe("indexChain", () => {
     expect(kinds).toEqual(new Set(["mint", "transfer", "burn", "sale"]));
   });
 
-  it("stores sale prices exactly, gross of fees, with price_usd from the feed only for ETH and ETH-like tokens", () => {
-    const store = IndexStore.open(mainDb);
+  it("stores sale prices exactly, gross of fees, with price_usd from the feed only for ETH and ETH-like tokens", async () => {
+    const store = await IndexStore.open(mainDb);
     try {
-      const sales = store.page({ kinds: ["sale"], direction: "asc", limit: 10 });
+      const sales = await store.page({ kinds: ["sale"], direction: "asc", limit: 10 });
       expect(sales.map((s) => [s.price, s.currency, s.price_usd])).toEqual([
         ["1", null, null],
-        ["0.5", chain.options.ethTokens[0], 1500.06172839],
+        ["0.5", chain.options.ethTokens[0], "1500.06172839"],
         ["2.500000000000000001", TOKEN20, null],
       ]);
+      expect(await store.count()).toBe(chain.expected.length);
     } finally {
-      store.close();
+      await store.close();
     }
   });
 
@@ -125,7 +127,7 @@ describe("indexChain", () => {
   });
 
   it("resumes after a stop mid-way without losing or duplicating a record", async () => {
-    const db = dbPath("restart");
+    const db = await dbPath("restart");
     const stop = new AbortController();
     const first = await indexChain(
       options(db, {
@@ -152,7 +154,7 @@ describe("indexChain", () => {
   });
 
   it("with --contracts indexes only those contracts (and their sales)", async () => {
-    const db = dbPath("contracts");
+    const db = await dbPath("contracts");
     await indexChain(options(db, { contracts: [NFT1155] }));
     const expected = chain.expected.filter(
       (r) =>
@@ -164,7 +166,7 @@ describe("indexChain", () => {
   });
 
   it("starts a new index at --from-block", async () => {
-    const db = dbPath("from-block");
+    const db = await dbPath("from-block");
     await indexChain(options(db, { fromBlock: 8 }));
     // The feed's answer came before block 8, so the index has no ETH/USD rate for the WETH sale: null.
     const expected = chain.expected
@@ -177,7 +179,7 @@ describe("indexChain", () => {
     it(`shrinks the eth_getLogs range when the provider refuses it (${style} error) and grows it back`, async () => {
       const proxy = await refusingProxy(anvil.rpcUrl, 3, style);
       try {
-        const db = dbPath(`refused-${style}`);
+        const db = await dbPath(`refused-${style}`);
         const result = await indexChain(options(db, { rpcUrl: proxy.url, maxRange: 50 }));
         expect(result.lastBlock).toBe(chain.head);
         expect(await allOnChain(db)).toEqual(chain.expected);
@@ -193,7 +195,7 @@ describe("indexChain", () => {
   it("reports a node that refuses even one block clearly", async () => {
     const proxy = await refusingProxy(anvil.rpcUrl, 0, "plain");
     try {
-      await expect(indexChain(options(dbPath("refused-all"), { rpcUrl: proxy.url }))).rejects.toThrow(
+      await expect(indexChain(options(await dbPath("refused-all"), { rpcUrl: proxy.url }))).rejects.toThrow(
         /JSON-RPC node at http:\/\/127\.0\.0\.1:\d+ refused eth_getLogs/,
       );
     } finally {
@@ -388,16 +390,91 @@ describe("serving from the index", () => {
 });
 
 describe("IndexStore.open", () => {
-  it("refuses a file that is not an index, or a path it cannot create, with storage_error naming the path", () => {
-    const notSqlite = join(dir, "not-sqlite.sqlite");
+  it("refuses a file that is not an index, or a path it cannot create, with storage_error naming the path", async () => {
+    if (backend.engine !== "sqlite") return;
+    const notSqlite = join(backend.dir, "not-sqlite.sqlite");
     writeFileSync(notSqlite, "this is not a database, just text long enough to fill a header ".repeat(4));
-    expect(() => IndexStore.open(notSqlite)).toThrow(
+    await expect(IndexStore.open(notSqlite)).rejects.toThrow(
       expect.objectContaining({ code: "storage_error", message: expect.stringContaining(notSqlite) }),
     );
     const underAFile = join(notSqlite, "index.sqlite");
-    expect(() => IndexStore.open(underAFile)).toThrow(
+    await expect(IndexStore.open(underAFile)).rejects.toThrow(
       expect.objectContaining({ code: "storage_error", message: expect.stringContaining(underAFile) }),
     );
+  });
+
+  it("refuses a PostgreSQL it cannot reach, or a database that does not exist, naming it without the password", async () => {
+    if (backend.engine !== "postgres") return;
+    const url = new URL(mainDb);
+    url.password = "hunter2-secret";
+    url.pathname = "/no_such_database_here";
+    const missing = IndexStore.open(url.toString());
+    await expect(missing).rejects.toThrow(
+      expect.objectContaining({ code: "storage_error", message: expect.stringContaining("no_such_database_here") }),
+    );
+    await expect(missing).rejects.not.toThrow(/hunter2-secret/);
+    url.port = String(await freePort());
+    await expect(IndexStore.open(url.toString())).rejects.toThrow(
+      expect.objectContaining({ code: "storage_error", message: expect.stringMatching(/ECONNREFUSED/) }),
+    );
+  });
+
+  it("migrates an index file written before migrations existed in place, every value unchanged", async () => {
+    if (backend.engine !== "sqlite") return;
+    const legacy = join(backend.dir, "legacy.sqlite");
+    copyFileSync(join(import.meta.dirname, "fixtures", "index", "chainmail-0.1.sqlite"), legacy);
+    const store = await IndexStore.open(legacy);
+    try {
+      expect(await store.db.query("SELECT version FROM schema_migrations ORDER BY version")).toEqual([
+        { version: 1 },
+        { version: 2 },
+      ]);
+      expect(await store.count()).toBe(3);
+      expect(await store.lastBlock()).toBe(9);
+      expect(await store.checkpoints(100, 10)).toEqual([
+        { number: 7, hash: `0x${"7".padStart(64, "a")}` },
+        { number: 5, hash: `0x${"5".padStart(64, "a")}` },
+      ]);
+      expect(await store.answerAt(6, 5)).toBe(300010000000n);
+      expect(await store.tokenDecimals(address(0xe7))).toBe(18);
+      const rows = await store.page({ contract: address(0x721), direction: "desc", limit: 10 });
+      expect(
+        rows.map((r) => [r.block_number, r.log_index, r.kind, r.token_id, r.quantity, r.price, r.price_usd]),
+      ).toEqual([
+        [7, 2, "sale", "18446744073709551623", "18446744073709551617", "2.500000000000000001", "7500.25"],
+        [7, 1, "transfer", "18446744073709551623", "18446744073709551617", null, null],
+        [5, 0, "mint", "18446744073709551623", "18446744073709551617", null, null],
+      ]);
+    } finally {
+      await store.close();
+    }
+    const out = await runNode(
+      nftTransactionsByToken,
+      { query: { contract_address: address(0x721), token_id: "18446744073709551623", type: ["sale"] }, params: {} },
+      { config: config(legacy) },
+    );
+    expect(out.data!.transactions).toEqual([
+      expect.objectContaining({
+        quantity: 2n ** 64n + 1n,
+        price_details: expect.objectContaining({ price: 2.5, price_usd: 7500.25 }),
+      }),
+    ]);
+  });
+
+  it("records every migration, and opening again applies nothing", async () => {
+    const store = await IndexStore.open(mainDb);
+    try {
+      const applied = await store.db.query<{ module: string; version: number; name: string }>(
+        "SELECT module, version, name FROM schema_migrations ORDER BY version",
+      );
+      expect(applied).toEqual([
+        { module: "index", version: 1, name: "initial" },
+        { module: "index", version: 2, name: "row_count" },
+      ]);
+      expect(await store.db.migrate("index")).toBe(0);
+    } finally {
+      await store.close();
+    }
   });
 });
 

@@ -32,7 +32,7 @@ export interface Config {
   };
   /** Where the three retrievers read from. */
   nftSource: "nftport" | "index";
-  /** SQLite file of the own index (NFT_SOURCE=index). */
+  /** The own index (NFT_SOURCE=index): an SQLite file path or a `postgres://` URL. */
   indexDb: string;
   /** The Ethereum JSON-RPC node `chainmail index` follows (INDEX_RPC_URL; `--rpc` overrides). */
   indexRpc: { url: string | undefined; timeoutMs: number; retry: RetryPolicy };
@@ -128,7 +128,7 @@ export function loadConfig(env: Env = process.env): Config {
       concurrency: intSetting(env, "MAILJET_CONCURRENCY", 4, 1),
     },
     nftSource: oneOf(env, "NFT_SOURCE", ["nftport", "index"] as const, "nftport"),
-    indexDb: env.INDEX_DB || "./data/index.sqlite",
+    indexDb: env.INDEX_DB || env.INDEX_DATABASE_URL || "./data/index.sqlite",
     indexRpc: { url: env.INDEX_RPC_URL || undefined, timeoutMs: indexRpc.timeoutMs, retry: indexRpc.retry },
     emailTransport: oneOf(env, "EMAIL_TRANSPORT", ["mailjet", "smtp", "outbox"] as const, "mailjet"),
     smtpUrl: env.SMTP_URL || undefined,

@@ -1,6 +1,7 @@
 /** `chainmail index --rpc <url> [--contracts a,b] [--from-block N] [--db path] [--safe-depth N] …` */
 import type { Command } from "commander";
 import { defaultConfig } from "../../core/config.js";
+import { displayTarget } from "../../db/database.js";
 import { indexChain } from "../../sources/index/indexer.js";
 import { integerOption, UsageError } from "../io.js";
 
@@ -38,7 +39,7 @@ export function registerIndexChain(program: Command): void {
     .option("--rpc <url>", "the JSON-RPC endpoint (default: INDEX_RPC_URL)")
     .option("--contracts <addr,...>", "index only these NFT contracts (default: the whole chain)")
     .option("--from-block <n>", "first block of a new index (default 0)")
-    .option("--db <path>", "the SQLite file (default: INDEX_DB or ./data/index.sqlite)")
+    .option("--db <path|url>", "an SQLite file or a postgres:// URL (default: INDEX_DB or ./data/index.sqlite)")
     .option("--safe-depth <n>", "stay this many blocks behind the head (default 0: reorgs are rolled back)")
     .option("--price-feed <addr>", "Chainlink-style ETH/USD aggregator (AnswerUpdated logs) for price_usd")
     .option("--seaport <addr,...>", "Seaport exchanges besides the mainnet ones")
@@ -84,10 +85,14 @@ export function registerIndexChain(program: Command): void {
           ...(seaport ? { seaport } : {}),
           ...(ethTokens ? { ethTokens } : {}),
           ...(progress ? { onProgress: progress } : {}),
+          onWait: () =>
+            process.stderr.write(
+              `chainmail index: another indexer is writing ${displayTarget(dbPath)}; waiting to take over\n`,
+            ),
         });
         if (progress) process.stderr.write("\n");
         process.stdout.write(
-          `${JSON.stringify({ db: dbPath, last_block: result.lastBlock, records: result.records })}\n`,
+          `${JSON.stringify({ db: displayTarget(dbPath), last_block: result.lastBlock, records: result.records })}\n`,
         );
       } finally {
         process.off("SIGINT", onSignal);

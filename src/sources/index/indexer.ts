@@ -14,6 +14,7 @@
 import { setTimeout as sleep } from "node:timers/promises";
 import { type Config, defaultConfig } from "../../core/config.js";
 import { ChainmailError } from "../../core/errors.js";
+import type { WriterLock } from "../../db/database.js";
 import {
   type Activity,
   decodeAnswer,
@@ -26,12 +27,12 @@ import {
   TOPIC,
 } from "./decode.js";
 import { hexToNumber, RPC_UPSTREAM, RpcClient, RpcError, toHex } from "./rpc.js";
-import { type ActivityRow, type Checkpoint, IndexStore } from "./store.js";
+import { type ActivityRow, type Checkpoint, IndexStore, type PriceAnswer } from "./store.js";
 
 export interface IndexChainOptions {
   /** The Ethereum JSON-RPC endpoint. */
   rpcUrl: string;
-  /** The SQLite file (created when missing). */
+  /** The index: an SQLite file (created when missing) or a `postgres://` URL. */
   dbPath: string;
   /** Index only these NFT contracts (cheap: the node filters by address). Default: the whole chain. */
   contracts?: string[];
@@ -49,6 +50,8 @@ export interface IndexChainOptions {
   ethTokens?: string[];
   signal?: AbortSignal;
   onProgress?: (p: { block: number; head: number; records: number }) => void;
+  /** Called once when another indexer is writing this index and this one waits to take over. */
+  onWait?: () => void;
   /** Wait between polls when following the head. Default 1000 ms. */
   pollIntervalMs?: number;
   /** Largest `eth_getLogs` range in blocks. Default 2000. */
@@ -74,16 +77,27 @@ interface Header {
 const HEADER_BATCH = 100;
 
 export async function indexChain(options: IndexChainOptions): Promise<IndexChainResult> {
-  const indexer = new Indexer(options);
+  const store = await IndexStore.open(options.dbPath);
   try {
-    return await indexer.run();
+    // One writer per index: other indexers of the same index wait here and take over when it stops or dies.
+    let lock: WriterLock;
+    try {
+      lock = await store.db.lockWriter("index", { signal: options.signal, onWait: options.onWait });
+    } catch (err) {
+      if (options.signal?.aborted) return { lastBlock: (await store.lastBlock()) ?? -1, records: 0 };
+      throw err;
+    }
+    try {
+      return await new Indexer(options, store).run();
+    } finally {
+      await lock.release();
+    }
   } finally {
-    indexer.store.close();
+    await store.close();
   }
 }
 
 class Indexer {
-  readonly store: IndexStore;
   private readonly rpc: RpcClient;
   private readonly contracts: Set<string> | undefined;
   private readonly seaports: Set<string>;
@@ -97,7 +111,10 @@ class Indexer {
   private inconsistent = 0;
   private feedDecimals = 8;
 
-  constructor(private readonly options: IndexChainOptions) {
+  constructor(
+    private readonly options: IndexChainOptions,
+    private readonly store: IndexStore,
+  ) {
     const lower = (list: string[] | undefined) => list?.map((a) => a.toLowerCase());
     this.contracts = options.contracts?.length ? new Set(lower(options.contracts)) : undefined;
     this.seaports = new Set([...MAINNET_SEAPORTS, ...(lower(options.seaport) ?? [])]);
@@ -113,17 +130,16 @@ class Indexer {
       retry: config.indexRpc.retry,
       signal: options.signal,
     });
-    this.store = IndexStore.open(options.dbPath);
   }
 
   async run(): Promise<IndexChainResult> {
     const { signal } = this.options;
     try {
-      this.checkScope();
+      await this.checkScope();
       if (this.feed) this.feedDecimals = await this.decimalsOf(this.feed, 8);
       let head = -1;
       while (!signal?.aborted) {
-        const next = this.nextBlock();
+        const next = await this.nextBlock();
         if (next > head - this.safeDepth) {
           head = hexToNumber(await this.rpc.call<string>("eth_blockNumber", []));
           if (await this.tipReorged()) continue;
@@ -135,40 +151,40 @@ class Indexer {
           }
         }
         await this.step(next, head - this.safeDepth);
-        this.options.onProgress?.({ block: this.nextBlock() - 1, head, records: this.written });
+        this.options.onProgress?.({ block: (await this.nextBlock()) - 1, head, records: this.written });
       }
     } catch (err) {
       if (!signal?.aborted) throw toIndexError(err, this.rpc.origin);
     }
-    return { lastBlock: this.nextBlock() - 1, records: this.written };
+    return { lastBlock: (await this.nextBlock()) - 1, records: this.written };
   }
 
   /** An index built for one set of contracts cannot silently continue for another. */
-  private checkScope(): void {
+  private async checkScope(): Promise<void> {
     const scope = this.contracts ? [...this.contracts].sort().join(",") : "*";
-    const stored = this.store.getMeta("scope");
+    const stored = await this.store.getMeta("scope");
     if (stored !== undefined && stored !== scope) {
       throw new ChainmailError(
         "INVALID_INPUT",
-        `The index ${this.store.path} was built for contracts ${stored === "*" ? "(the whole chain)" : stored}, not ${scope === "*" ? "the whole chain" : scope}.`,
+        `The index ${this.store.target} was built for contracts ${stored === "*" ? "(the whole chain)" : stored}, not ${scope === "*" ? "the whole chain" : scope}.`,
         { hint: "Use the same --contracts as before, or another --db.", details: { field: "contracts" } },
       );
     }
     if (stored === undefined) {
-      this.store.setMeta("scope", scope);
-      this.store.setMeta("first_block", String(this.options.fromBlock ?? 0));
+      await this.store.setMeta("scope", scope);
+      await this.store.setMeta("first_block", String(this.options.fromBlock ?? 0));
     }
   }
 
-  private nextBlock(): number {
-    const last = this.store.lastBlock();
+  private async nextBlock(): Promise<number> {
+    const last = await this.store.lastBlock();
     const first = this.options.fromBlock ?? 0;
     return last === undefined ? first : Math.max(last + 1, first);
   }
 
   /** Whether the stored tip left the canonical chain (then it has been rolled back). */
   private async tipReorged(): Promise<boolean> {
-    const [tip] = this.store.checkpoints(Number.MAX_SAFE_INTEGER, 1);
+    const [tip] = await this.store.checkpoints(Number.MAX_SAFE_INTEGER, 1);
     if (!tip) return false;
     const header = await this.rpc.call<Header | null>("eth_getBlockByNumber", [toHex(tip.number), false]);
     if (header?.hash.toLowerCase() === tip.hash) return false;
@@ -180,15 +196,15 @@ class Indexer {
   private async rollBack(below: number): Promise<void> {
     let from = below;
     for (;;) {
-      const stored = this.store.checkpoints(from, HEADER_BATCH);
+      const stored = await this.store.checkpoints(from, HEADER_BATCH);
       if (stored.length === 0) {
-        this.store.rollbackTo(Number(this.store.getMeta("first_block") ?? "0") - 1);
+        await this.store.rollbackTo(Number((await this.store.getMeta("first_block")) ?? "0") - 1);
         return;
       }
       const headers = await this.headers(stored.map((c) => c.number));
       const ancestor = stored.find((c) => headers.get(c.number)?.hash.toLowerCase() === c.hash);
       if (ancestor) {
-        this.store.rollbackTo(ancestor.number);
+        await this.store.rollbackTo(ancestor.number);
         return;
       }
       from = stored[stored.length - 1]!.number - 1;
@@ -205,7 +221,7 @@ class Indexer {
     const live = logs.logs.filter((log) => !log.removed);
     const blockNumbers = new Set<number>([next, to, ...live.map((log) => hexToNumber(log.blockNumber))]);
     const headers = await this.headers([...blockNumbers]);
-    const last = this.store.checkpoints(next - 1, 1)[0];
+    const [last] = await this.store.checkpoints(next - 1, 1);
     const first = headers.get(next);
     if (last && last.number === next - 1 && first && first.parentHash.toLowerCase() !== last.hash) {
       await this.rollBack(next - 1);
@@ -241,7 +257,7 @@ class Indexer {
     this.inconsistent = 0;
     const { records, answers } = await this.decode(live, headers);
     const blocks: Checkpoint[] = [...headers].map(([number, header]) => ({ number, hash: header.hash.toLowerCase() }));
-    this.written += this.store.commitRange({ records, blocks, answers, lastBlock: to });
+    this.written += await this.store.commitRange({ records, blocks, answers, lastBlock: to });
     this.range = Math.min(this.maxRange, Math.ceil(this.range * 1.5));
   }
 
@@ -285,9 +301,11 @@ class Indexer {
         hexToNumber(a.blockNumber) - hexToNumber(b.blockNumber) || hexToNumber(a.logIndex) - hexToNumber(b.logIndex),
     );
     const records: ActivityRow[] = [];
-    const answers: { block: number; log: number; answer: bigint }[] = [];
+    const answers: PriceAnswer[] = [];
     let answer =
-      this.feed && sorted[0] ? this.store.answerAt(hexToNumber(sorted[0].blockNumber) - 1, 2 ** 31) : undefined;
+      this.feed && sorted[0]
+        ? await this.store.answerAt(hexToNumber(sorted[0].blockNumber) - 1, 2 ** 31 - 1)
+        : undefined;
     let lastSale: Activity | undefined;
     for (const log of sorted) {
       const address = log.address.toLowerCase();
@@ -330,7 +348,7 @@ class Indexer {
     const pricedAsEth = currency === null || this.ethTokens.has(currency);
     const usd =
       this.feed && pricedAsEth && answer !== undefined
-        ? Number(formatUnits(amount * answer, decimals + this.feedDecimals))
+        ? formatUnits(amount * answer, decimals + this.feedDecimals)
         : null;
     return {
       ...row(sale, timestamp),
@@ -343,7 +361,7 @@ class Indexer {
 
   /** `decimals()` of a token or feed, cached in the store; `fallback` when the contract has none. */
   private async decimalsOf(address: string, fallback: number): Promise<number> {
-    const known = this.store.tokenDecimals(address);
+    const known = await this.store.tokenDecimals(address);
     if (known !== undefined) return known;
     let decimals = fallback;
     try {
@@ -353,7 +371,7 @@ class Indexer {
       if (!(err instanceof RpcError)) throw err;
     }
     if (!Number.isInteger(decimals) || decimals > 77) decimals = fallback;
-    this.store.setTokenDecimals(address, decimals);
+    await this.store.setTokenDecimals(address, decimals);
     return decimals;
   }
 }

@@ -1,6 +1,6 @@
 /**
- * The own index as an NFT source (NFT_SOURCE=index): the three retrievers answered from the SQLite file that
- * `chainmail index` fills, in NFTPort's record shapes and order, one keyset page at a time.
+ * The own index as an NFT source (NFT_SOURCE=index): the three retrievers answered from the database (SQLite
+ * file or PostgreSQL) that `chainmail index` fills, in NFTPort's record shapes and order, one keyset page at a time.
  *
  * - Order: by contract and by token newest first, the whole chain oldest first (as NFTPort does).
  * - Continuation: base64url of the last row's chain position plus a hash binding it to the query; a tampered or
@@ -11,6 +11,7 @@ import { createHash } from "node:crypto";
 import type { Config } from "../../core/config.js";
 import { ChainmailError, type ErrorPayload } from "../../core/errors.js";
 import { stringifyJson, toExactInteger } from "../../core/json.js";
+import { storageError } from "../../db/database.js";
 import type { RawResponse } from "../../schemas/common.js";
 import type { RetrieverResult, TransactionRecord } from "../../schemas/transactions.js";
 import type { NftSource, RetrieverOutcome } from "../types.js";
@@ -21,26 +22,29 @@ const DEFAULT_PAGE_SIZE = 50;
 const MAX_PAGE_SIZE = 1000;
 const ON_CHAIN_KINDS = ["transfer", "mint", "burn", "sale"] as const;
 
-const stores = new Map<string, IndexStore>();
+const stores = new Map<string, Promise<IndexStore>>();
 
-/** One open store per database file, shared by every request of the process. */
-function storeFor(path: string): IndexStore {
-  let store = stores.get(path);
+/** One open store (SQLite connection or PostgreSQL pool) per index, shared by every request of the process. */
+function storeFor(target: string): Promise<IndexStore> {
+  let store = stores.get(target);
   if (!store) {
-    store = IndexStore.open(path);
-    stores.set(path, store);
+    store = IndexStore.open(target);
+    stores.set(target, store);
+    // A failed open is not cached: the next request tries again (the database may be starting).
+    store.catch(() => stores.delete(target));
   }
   return store;
 }
 
 /** Closes every database the index source opened (tests, shutdown). */
-export function closeIndexSources(): void {
-  for (const store of stores.values()) store.close();
+export async function closeIndexSources(): Promise<void> {
+  const open = [...stores.values()];
   stores.clear();
+  await Promise.all(open.map(async (store) => (await store.catch(() => undefined))?.close()));
 }
 
 export async function indexSource(config: Config): Promise<NftSource> {
-  const store = storeFor(config.indexDb);
+  const store = await storeFor(config.indexDb);
   return {
     name: NAME,
     needsApiKey: false,
@@ -72,13 +76,13 @@ interface Paging {
   page_size?: number | undefined;
 }
 
-function answer(
+async function answer(
   store: IndexStore,
   operation: string,
   types: readonly string[] | undefined,
   paging: Paging,
   filter: Omit<PageQuery, "limit" | "kinds">,
-): RetrieverOutcome {
+): Promise<RetrieverOutcome> {
   const limit = paging.page_size ?? DEFAULT_PAGE_SIZE;
   if (limit > MAX_PAGE_SIZE) {
     return refuse(
@@ -118,16 +122,9 @@ function answer(
   let rows: ActivityRow[] = [];
   if (kinds === undefined || kinds.length > 0) {
     try {
-      rows = store.page({ ...filter, ...(kinds ? { kinds } : {}), ...(after ? { after } : {}), limit });
+      rows = await store.page({ ...filter, ...(kinds ? { kinds } : {}), ...(after ? { after } : {}), limit });
     } catch (err) {
-      const reason = err instanceof Error ? err.message : String(err);
-      return refuse(
-        new ChainmailError("STORAGE_ERROR", `Reading ${NAME} (${store.path}) failed: ${reason}.`, {
-          hint: "Check INDEX_DB and that `chainmail index` has created the database.",
-          details: { source: "index" },
-        }),
-        500,
-      );
+      return refuse(storageError(store.target, err, "could not be read"), 500);
     }
   }
   const last = rows[rows.length - 1];
@@ -205,7 +202,7 @@ function toRecord(row: ActivityRow): TransactionRecord {
         asset_type: row.currency ? "ERC20" : "ETH",
         ...(row.currency ? { contract_address: row.currency } : {}),
         price: Number(row.price),
-        price_usd: row.price_usd,
+        price_usd: row.price_usd === null ? null : Number(row.price_usd),
       },
       ...onChain,
       marketplace: row.marketplace ?? "opensea",

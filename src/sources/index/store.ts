@@ -1,12 +1,10 @@
 /**
- * The index store: one SQLite file (better-sqlite3, WAL) that `chainmail index` writes and the service reads at
- * the same time. Records are append-only and keyed by their chain position (block, log index, batch index), so
- * a re-run inserts nothing twice and a reorg rollback is one range delete.
+ * The index store: NFT activity in an SQLite file or a PostgreSQL database (`src/db`), which `chainmail index`
+ * writes and any number of services read at the same time. Records are append-only and keyed by their chain
+ * position (block, log index, batch index), so a re-run inserts nothing twice and a reorg rollback is one range
+ * delete. The schema lives in `migrations/index/<engine>/`.
  */
-import { mkdirSync } from "node:fs";
-import { dirname } from "node:path";
-import Database from "better-sqlite3";
-import { ChainmailError } from "../../core/errors.js";
+import { type Database, openDatabase, type Row, type Sql } from "../../db/database.js";
 import type { Kind } from "./decode.js";
 
 /** One row of `activity`, as stored. */
@@ -16,9 +14,11 @@ export interface ActivityRow {
   batch_index: number;
   kind: Kind;
   contract: string;
+  /** Decimal string (uint256). */
   token_id: string;
   from_addr: string;
   to_addr: string;
+  /** Decimal string (uint256). */
   quantity: string;
   tx_hash: string;
   block_hash: string;
@@ -30,7 +30,8 @@ export interface ActivityRow {
   currency: string | null;
   /** Exact decimal string in whole units of the currency. */
   price: string | null;
-  price_usd: number | null;
+  /** Decimal string: exact on PostgreSQL; SQLite keeps a double. */
+  price_usd: string | null;
 }
 
 /** A position in chain order: the keyset key of every query. */
@@ -58,40 +59,19 @@ export interface Checkpoint {
   hash: string;
 }
 
-const SCHEMA = `
-CREATE TABLE IF NOT EXISTS activity (
-  block_number INTEGER NOT NULL,
-  log_index INTEGER NOT NULL,
-  batch_index INTEGER NOT NULL,
-  kind TEXT NOT NULL,
-  contract TEXT NOT NULL,
-  token_id TEXT NOT NULL,
-  from_addr TEXT NOT NULL,
-  to_addr TEXT NOT NULL,
-  quantity TEXT NOT NULL,
-  tx_hash TEXT NOT NULL,
-  block_hash TEXT NOT NULL,
-  timestamp INTEGER NOT NULL,
-  contract_type TEXT NOT NULL,
-  marketplace TEXT,
-  currency TEXT,
-  price TEXT,
-  price_usd REAL,
-  PRIMARY KEY (block_number, log_index, batch_index)
-) WITHOUT ROWID;
-CREATE INDEX IF NOT EXISTS activity_by_contract ON activity (contract, block_number, log_index, batch_index);
-CREATE INDEX IF NOT EXISTS activity_by_token ON activity (contract, token_id, block_number, log_index, batch_index);
--- Hashes of indexed blocks (those with records, and the end of every range): reorg detection walks these back.
-CREATE TABLE IF NOT EXISTS blocks (number INTEGER PRIMARY KEY, hash TEXT NOT NULL);
-CREATE TABLE IF NOT EXISTS price_answers (
-  block_number INTEGER NOT NULL,
-  log_index INTEGER NOT NULL,
-  answer TEXT NOT NULL,
-  PRIMARY KEY (block_number, log_index)
-) WITHOUT ROWID;
-CREATE TABLE IF NOT EXISTS tokens (address TEXT PRIMARY KEY, decimals INTEGER NOT NULL);
-CREATE TABLE IF NOT EXISTS meta (key TEXT PRIMARY KEY, value TEXT NOT NULL);
-`;
+export interface PriceAnswer {
+  block: number;
+  log: number;
+  answer: bigint;
+}
+
+/** One ingested block range, written atomically with the cursor. */
+export interface RangeWrite {
+  records: ActivityRow[];
+  blocks: Checkpoint[];
+  answers: PriceAnswer[];
+  lastBlock: number;
+}
 
 const COLUMNS = [
   "block_number",
@@ -113,192 +93,182 @@ const COLUMNS = [
   "price_usd",
 ] as const;
 
+/** Rows as the engines return them: PostgreSQL NUMERICs as strings, SQLite's REAL price_usd as a number. */
+function activityRow(row: Row): ActivityRow {
+  const r = row as unknown as ActivityRow & { price_usd: string | number | null };
+  return { ...r, price_usd: r.price_usd === null ? null : String(r.price_usd) };
+}
+
 export class IndexStore {
-  readonly db: Database.Database;
-  private readonly insertActivity: Database.Statement;
-  private readonly insertBlock: Database.Statement;
-  private readonly insertAnswer: Database.Statement;
-  private readonly statements = new Map<string, Database.Statement>();
+  private constructor(readonly db: Database) {}
 
-  private constructor(readonly path: string) {
-    let db: Database.Database | undefined;
+  /** Opens (creating or migrating when needed) the index at a file path or a `postgres://` URL. */
+  static async open(target: string): Promise<IndexStore> {
+    const db = await openDatabase(target);
     try {
-      if (path !== ":memory:") mkdirSync(dirname(path), { recursive: true });
-      db = new Database(path);
-      db.pragma("busy_timeout = 10000");
-      // WAL: the indexer writes while the service reads, neither blocking the other.
-      db.pragma("journal_mode = WAL");
-      db.pragma("synchronous = NORMAL");
-      db.exec(SCHEMA);
+      await db.migrate("index");
     } catch (err) {
-      // A file that opened but is not a usable index (not SQLite, read-only) must not keep its handle.
-      db?.close();
-      throw storageError(`Could not open the index database ${path}`, err);
+      await db.close();
+      throw err;
     }
-    this.db = db;
-    this.insertActivity = this.db.prepare(
-      `INSERT OR IGNORE INTO activity (${COLUMNS.join(", ")}) VALUES (${COLUMNS.map((c) => `@${c}`).join(", ")})`,
-    );
-    this.insertBlock = this.db.prepare("INSERT OR REPLACE INTO blocks (number, hash) VALUES (?, ?)");
-    this.insertAnswer = this.db.prepare(
-      "INSERT OR IGNORE INTO price_answers (block_number, log_index, answer) VALUES (?, ?, ?)",
-    );
+    return new IndexStore(db);
   }
 
-  static open(path: string): IndexStore {
-    return new IndexStore(path);
+  /** The file path or the URL without its password. */
+  get target(): string {
+    return this.db.target;
   }
 
-  close(): void {
-    this.db.close();
+  close(): Promise<void> {
+    return this.db.close();
   }
 
-  getMeta(key: string): string | undefined {
-    const row = this.db.prepare("SELECT value FROM meta WHERE key = ?").get(key) as { value: string } | undefined;
+  async getMeta(key: string, sql: Sql = this.db): Promise<string | undefined> {
+    const [row] = await sql.query<{ value: string }>("SELECT value FROM meta WHERE key = $1", [key]);
     return row?.value;
   }
 
-  setMeta(key: string, value: string): void {
-    this.db.prepare("INSERT OR REPLACE INTO meta (key, value) VALUES (?, ?)").run(key, value);
+  async setMeta(key: string, value: string, sql: Sql = this.db): Promise<void> {
+    await sql.run(
+      "INSERT INTO meta (key, value) VALUES ($1, $2) ON CONFLICT (key) DO UPDATE SET value = excluded.value",
+      [key, value],
+    );
   }
 
   /** The last block whose records are all in the index, if any. */
-  lastBlock(): number | undefined {
-    const value = this.getMeta("last_block");
+  async lastBlock(): Promise<number | undefined> {
+    const value = await this.getMeta("last_block");
     return value === undefined ? undefined : Number(value);
   }
 
   /** Writes one ingested range atomically: its records, block hashes, price answers and the new cursor. */
-  commitRange(range: {
-    records: ActivityRow[];
-    blocks: Checkpoint[];
-    answers: { block: number; log: number; answer: bigint }[];
-    lastBlock: number;
-  }): number {
-    let inserted = 0;
-    this.db.transaction(() => {
-      for (const answer of range.answers) this.insertAnswer.run(answer.block, answer.log, answer.answer.toString());
-      for (const row of range.records) inserted += this.insertActivity.run(row).changes;
-      for (const block of range.blocks) this.insertBlock.run(block.number, block.hash);
-      this.setMeta("last_block", String(range.lastBlock));
-    })();
+  commitRange(range: RangeWrite): Promise<number> {
+    return this.db.transaction(async (tx) => {
+      await tx.insertMany(
+        "price_answers",
+        ["block_number", "log_index", "answer"],
+        range.answers.map((a) => ({ block_number: a.block, log_index: a.log, answer: a.answer.toString() })),
+        "ignore",
+      );
+      const inserted = await this.insert(tx, range.records);
+      await tx.insertMany("blocks", ["number", "hash"], range.blocks as unknown as Row[], {
+        key: ["number"],
+        update: ["hash"],
+      });
+      await this.setMeta("last_block", String(range.lastBlock), tx);
+      return inserted;
+    });
+  }
+
+  /** Inserts records as they are (benchmarks, fixtures, moving an index); resolves to the number inserted. */
+  insertRows(rows: ActivityRow[]): Promise<number> {
+    return this.db.transaction((tx) => this.insert(tx, rows));
+  }
+
+  /** Inserts records that are not there yet and keeps the row count in step. */
+  private async insert(tx: Sql, rows: ActivityRow[]): Promise<number> {
+    const inserted = await tx.insertMany("activity", COLUMNS, rows as unknown as Row[], "ignore");
+    if (inserted) await this.addRows(tx, inserted);
     return inserted;
   }
 
-  /** Inserts records as they are (benchmarks, fixtures). */
-  insertRows(rows: ActivityRow[]): void {
-    this.db.transaction(() => {
-      for (const row of rows) this.insertActivity.run(row);
-    })();
+  private async addRows(tx: Sql, delta: number): Promise<void> {
+    await tx.run("UPDATE meta SET value = CAST(CAST(value AS BIGINT) + $1 AS TEXT) WHERE key = 'rows'", [delta]);
   }
 
   /** Stored block hashes at or below `below`, newest first. */
-  checkpoints(below: number, limit: number): Checkpoint[] {
-    return this.db
-      .prepare("SELECT number, hash FROM blocks WHERE number <= ? ORDER BY number DESC LIMIT ?")
-      .all(below, limit) as Checkpoint[];
+  checkpoints(below: number, limit: number): Promise<Checkpoint[]> {
+    return this.db.query<Checkpoint>(
+      "SELECT number, hash FROM blocks WHERE number <= $1 ORDER BY number DESC LIMIT $2",
+      [below, limit],
+    );
   }
 
-  /** Forgets everything above `block` (a reorg dropped those blocks); returns the number of records removed. */
-  rollbackTo(block: number): number {
-    let removed = 0;
-    this.db.transaction(() => {
-      removed = this.db.prepare("DELETE FROM activity WHERE block_number > ?").run(block).changes;
-      this.db.prepare("DELETE FROM blocks WHERE number > ?").run(block);
-      this.db.prepare("DELETE FROM price_answers WHERE block_number > ?").run(block);
-      this.setMeta("last_block", String(block));
-    })();
-    return removed;
+  /** Forgets everything above `block` (a reorg dropped those blocks); resolves to the number of records removed. */
+  rollbackTo(block: number): Promise<number> {
+    return this.db.transaction(async (tx) => {
+      const removed = await tx.run("DELETE FROM activity WHERE block_number > $1", [block]);
+      await tx.run("DELETE FROM blocks WHERE number > $1", [block]);
+      await tx.run("DELETE FROM price_answers WHERE block_number > $1", [block]);
+      if (removed) await this.addRows(tx, -removed);
+      await this.setMeta("last_block", String(block), tx);
+      return removed;
+    });
   }
 
   /** The latest ETH/USD answer at or before a chain position. */
-  answerAt(block: number, log: number): bigint | undefined {
-    const row = this.db
-      .prepare(
-        `SELECT answer FROM price_answers WHERE (block_number, log_index) <= (?, ?)
-         ORDER BY block_number DESC, log_index DESC LIMIT 1`,
-      )
-      .get(block, log) as { answer: string } | undefined;
+  async answerAt(block: number, log: number): Promise<bigint | undefined> {
+    const [row] = await this.db.query<{ answer: string }>(
+      `SELECT answer FROM price_answers WHERE (block_number, log_index) <= ($1, $2)
+       ORDER BY block_number DESC, log_index DESC LIMIT 1`,
+      [block, log],
+    );
     return row ? BigInt(row.answer) : undefined;
   }
 
-  tokenDecimals(address: string): number | undefined {
-    const row = this.db.prepare("SELECT decimals FROM tokens WHERE address = ?").get(address) as
-      | { decimals: number }
-      | undefined;
+  async tokenDecimals(address: string): Promise<number | undefined> {
+    const [row] = await this.db.query<{ decimals: number }>("SELECT decimals FROM tokens WHERE address = $1", [
+      address,
+    ]);
     return row?.decimals;
   }
 
-  setTokenDecimals(address: string, decimals: number): void {
-    this.db.prepare("INSERT OR REPLACE INTO tokens (address, decimals) VALUES (?, ?)").run(address, decimals);
+  async setTokenDecimals(address: string, decimals: number): Promise<void> {
+    await this.db.run(
+      "INSERT INTO tokens (address, decimals) VALUES ($1, $2) ON CONFLICT (address) DO UPDATE SET decimals = excluded.decimals",
+      [address, decimals],
+    );
   }
 
   /**
    * One keyset page in chain order: by contract / by token newest first, the whole chain oldest first. The
-   * cursor's block also tightens the range bound, which lets SQLite seek instead of scanning (reference §2.5).
+   * cursor's block also tightens the range bound, which lets SQLite seek instead of scanning (PostgreSQL reads
+   * the row-value comparison off the matching btree by itself).
    */
-  page(query: PageQuery): ActivityRow[] {
+  async page(query: PageQuery): Promise<ActivityRow[]> {
     const where: string[] = [];
-    const args: Record<string, unknown> = { limit: query.limit };
-    if (query.contract !== undefined) {
-      where.push("contract = @contract");
-      args.contract = query.contract;
-    }
-    if (query.tokenId !== undefined) {
-      where.push("token_id = @token_id");
-      args.token_id = query.tokenId;
-    }
+    const args: unknown[] = [];
+    const param = (value: unknown) => {
+      args.push(value);
+      return `$${args.length}`;
+    };
+    const sqlite = this.db.engine === "sqlite";
+    if (query.contract !== undefined) where.push(`contract = ${param(query.contract)}`);
+    if (query.tokenId !== undefined) where.push(`token_id = ${param(query.tokenId)}`);
     if (query.kinds) {
-      where.push(`kind IN (${query.kinds.map((_, i) => `@kind${i}`).join(", ")})`);
-      query.kinds.forEach((kind, i) => {
-        args[`kind${i}`] = kind;
-      });
+      where.push(
+        sqlite ? `kind IN (${query.kinds.map((kind) => param(kind)).join(", ")})` : `kind = ANY(${param(query.kinds)})`,
+      );
     }
     const ascending = query.direction === "asc";
     let low = query.fromBlock;
     let high = query.toBlock;
     if (query.after) {
       const { block, log, batch } = query.after;
-      where.push(`(block_number, log_index, batch_index) ${ascending ? ">" : "<"} (@b, @l, @x)`);
-      Object.assign(args, { b: block, l: log, x: batch });
+      where.push(
+        `(block_number, log_index, batch_index) ${ascending ? ">" : "<"} (${param(block)}, ${param(log)}, ${param(batch)})`,
+      );
       if (ascending) low = Math.max(low ?? 0, block);
       else high = Math.min(high ?? block, block);
     }
-    if (low !== undefined) {
-      where.push("block_number >= @low");
-      args.low = low;
-    }
-    if (high !== undefined) {
-      where.push("block_number <= @high");
-      args.high = high;
-    }
+    if (low !== undefined) where.push(`block_number >= ${param(low)}`);
+    if (high !== undefined) where.push(`block_number <= ${param(high)}`);
     const dir = ascending ? "ASC" : "DESC";
     // With a block bound SQLite may prefer the contract index for a token query and scan the whole contract.
-    const index =
-      query.tokenId !== undefined
+    const index = !sqlite
+      ? ""
+      : query.tokenId !== undefined
         ? "INDEXED BY activity_by_token"
         : query.contract !== undefined
           ? "INDEXED BY activity_by_contract"
           : "";
     const sql = `SELECT * FROM activity ${index} ${where.length ? `WHERE ${where.join(" AND ")}` : ""}
-      ORDER BY block_number ${dir}, log_index ${dir}, batch_index ${dir} LIMIT @limit`;
-    let statement = this.statements.get(sql);
-    if (!statement) {
-      statement = this.db.prepare(sql);
-      this.statements.set(sql, statement);
-    }
-    return statement.all(args) as ActivityRow[];
+      ORDER BY block_number ${dir}, log_index ${dir}, batch_index ${dir} LIMIT ${param(query.limit)}`;
+    return (await this.db.query(sql, args)).map(activityRow);
   }
 
-  count(): number {
-    return (this.db.prepare("SELECT count(*) AS n FROM activity").get() as { n: number }).n;
+  /** The number of records (kept by every write, not counted). */
+  async count(): Promise<number> {
+    return Number((await this.getMeta("rows")) ?? 0);
   }
-}
-
-function storageError(what: string, err: unknown): ChainmailError {
-  const reason = err instanceof Error ? err.message : String(err);
-  return new ChainmailError("STORAGE_ERROR", `${what}: ${reason}.`, {
-    hint: "Check INDEX_DB (or --db): the directory must be writable.",
-    cause: err,
-  });
 }

@@ -1,0 +1,224 @@
+/**
+ * The PostgreSQL engine (node-postgres): a connection pool per `Database`, so many readers (service replicas,
+ * requests) share one database. The writer lock is a session advisory lock keyed by the schema and the name; the
+ * process that holds it then runs every statement on that one connection, so its writes can only happen while
+ * it holds the lock, and PostgreSQL releases the lock as soon as the connection dies (`kill -9` included).
+ */
+import { setTimeout as sleep } from "node:timers/promises";
+import pg from "pg";
+import {
+  conflictClause,
+  type Database,
+  displayTarget,
+  identifier,
+  type LockOptions,
+  type OnConflict,
+  type Row,
+  Serial,
+  type Sql,
+  storageError,
+  type WriterLock,
+} from "./database.js";
+import { migrate } from "./migrate.js";
+
+/** Rows per statement of `insertMany` (one JSON parameter each). */
+const INSERT_CHUNK = 5_000;
+const INT8 = 20;
+
+/** int8 (block numbers, counts) as a number when it fits, else the exact string; NUMERIC stays a string. */
+const types = {
+  getTypeParser(oid: number, format?: "text" | "binary") {
+    if (oid === INT8 && format !== "binary") {
+      return (value: string) => {
+        const n = Number(value);
+        return Number.isSafeInteger(n) ? n : value;
+      };
+    }
+    return pg.types.getTypeParser(oid, format);
+  },
+} as pg.CustomTypesConfig;
+
+/** JSON for `json_populate_recordset`: bigints as their exact decimal text. */
+const toJson = (rows: readonly Row[]): string =>
+  JSON.stringify(rows, (_key, value) => (typeof value === "bigint" ? value.toString() : value));
+
+interface Client {
+  query(text: string, values?: unknown[]): Promise<pg.QueryResult>;
+}
+
+class PostgresStatements implements Sql {
+  readonly engine = "postgres" as const;
+
+  constructor(
+    private readonly client: () => Client,
+    private readonly target: string,
+  ) {}
+
+  private async attempt(text: string, values?: readonly unknown[]): Promise<pg.QueryResult> {
+    try {
+      return await this.client().query(text, values as unknown[] | undefined);
+    } catch (err) {
+      throw storageError(this.target, err);
+    }
+  }
+
+  async query<T extends object = Row>(sql: string, params?: readonly unknown[]): Promise<T[]> {
+    return (await this.attempt(sql, params)).rows as T[];
+  }
+
+  async run(sql: string, params?: readonly unknown[]): Promise<number> {
+    return (await this.attempt(sql, params)).rowCount ?? 0;
+  }
+
+  async exec(script: string): Promise<void> {
+    await this.attempt(script);
+  }
+
+  async insertMany(
+    table: string,
+    columns: readonly string[],
+    rows: readonly Row[],
+    onConflict?: OnConflict,
+  ): Promise<number> {
+    const names = columns.map(identifier).join(", ");
+    // One statement per chunk: the rows travel as one JSON array, typed by the table's own row type.
+    const sql = `INSERT INTO ${identifier(table)} (${names}) SELECT ${names} FROM json_populate_recordset(NULL::${identifier(table)}, $1)${conflictClause(onConflict)}`;
+    let inserted = 0;
+    for (let i = 0; i < rows.length; i += INSERT_CHUNK) {
+      inserted += await this.run(sql, [toJson(rows.slice(i, i + INSERT_CHUNK))]);
+    }
+    return inserted;
+  }
+}
+
+class PostgresDatabase implements Database {
+  readonly engine = "postgres" as const;
+  readonly target: string;
+  private readonly pool: pg.Pool;
+  /** Set while this process holds a writer lock: every statement then runs on the lock's connection. */
+  private pinned: { client: pg.PoolClient; serial: Serial; statements: PostgresStatements } | undefined;
+  private readonly statements: PostgresStatements;
+
+  constructor(url: string) {
+    this.target = displayTarget(url);
+    this.pool = new pg.Pool({ connectionString: url, types, max: 10, idleTimeoutMillis: 30_000 });
+    // An idle connection that breaks (server restart) is dropped from the pool; the next query reconnects.
+    this.pool.on("error", () => {});
+    this.statements = new PostgresStatements(() => this.pool, this.target);
+  }
+
+  query<T extends object = Row>(sql: string, params?: readonly unknown[]): Promise<T[]> {
+    const pinned = this.pinned;
+    return pinned
+      ? pinned.serial.run(() => pinned.statements.query<T>(sql, params))
+      : this.statements.query(sql, params);
+  }
+
+  run(sql: string, params?: readonly unknown[]): Promise<number> {
+    const pinned = this.pinned;
+    return pinned ? pinned.serial.run(() => pinned.statements.run(sql, params)) : this.statements.run(sql, params);
+  }
+
+  exec(script: string): Promise<void> {
+    const pinned = this.pinned;
+    return pinned ? pinned.serial.run(() => pinned.statements.exec(script)) : this.statements.exec(script);
+  }
+
+  insertMany(table: string, columns: readonly string[], rows: readonly Row[], onConflict?: OnConflict) {
+    // Several statements: atomic only inside a transaction, like every multi-statement write.
+    return this.transaction((tx) => tx.insertMany(table, columns, rows, onConflict));
+  }
+
+  async transaction<T>(work: (tx: Sql) => Promise<T>): Promise<T> {
+    const pinned = this.pinned;
+    if (pinned) return pinned.serial.run(() => inTransaction(pinned.client, pinned.statements, work));
+    let client: pg.PoolClient;
+    try {
+      client = await this.pool.connect();
+    } catch (err) {
+      throw storageError(this.target, err, "could not be reached");
+    }
+    let broken = false;
+    try {
+      return await inTransaction(client, new PostgresStatements(() => client, this.target), work);
+    } catch (err) {
+      broken = true;
+      throw err;
+    } finally {
+      // A connection whose transaction failed may be in any state: drop it rather than reuse it.
+      client.release(broken);
+    }
+  }
+
+  migrate(module: string, dir?: URL): Promise<number> {
+    return migrate(this, module, dir);
+  }
+
+  async lockWriter(name: string, options: LockOptions = {}): Promise<WriterLock> {
+    if (this.pinned) throw new Error("this database already holds a writer lock");
+    let client: pg.PoolClient;
+    try {
+      client = await this.pool.connect();
+    } catch (err) {
+      throw storageError(this.target, err, "could not be reached");
+    }
+    // A broken lock connection must not crash the process; its next statement fails with storage_error.
+    client.on("error", () => {});
+    const statements = new PostgresStatements(() => client, this.target);
+    const key = "hashtext('chainmail:writer'), hashtext(current_schema() || '/' || $1)";
+    let waiting = false;
+    try {
+      for (;;) {
+        const [row] = await statements.query<{ locked: boolean }>(`SELECT pg_try_advisory_lock(${key}) AS locked`, [
+          name,
+        ]);
+        if (row?.locked) break;
+        if (!waiting) {
+          waiting = true;
+          options.onWait?.();
+        }
+        await sleep(options.pollMs ?? 250, undefined, options.signal ? { signal: options.signal } : undefined);
+      }
+    } catch (err) {
+      client.release(true);
+      throw err;
+    }
+    const pinned = { client, serial: new Serial(), statements };
+    this.pinned = pinned;
+    return {
+      release: async () => {
+        if (this.pinned !== pinned) return;
+        this.pinned = undefined;
+        // Closing the session releases the lock, also when the connection is already gone.
+        await pinned.serial.run(() => undefined);
+        client.release(true);
+      },
+    };
+  }
+
+  async close(): Promise<void> {
+    if (this.pinned) this.pinned.client.release(true);
+    this.pinned = undefined;
+    await this.pool.end();
+  }
+}
+
+async function inTransaction<T>(
+  client: pg.ClientBase,
+  statements: PostgresStatements,
+  work: (tx: Sql) => Promise<T>,
+): Promise<T> {
+  await statements.exec("BEGIN");
+  try {
+    const result = await work(statements);
+    await statements.exec("COMMIT");
+    return result;
+  } catch (err) {
+    await client.query("ROLLBACK").catch(() => undefined);
+    throw err;
+  }
+}
+
+export function openPostgres(url: string): Database {
+  return new PostgresDatabase(url);
+}

@@ -1,0 +1,249 @@
+/**
+ * The SQLite engine (better-sqlite3, WAL): one connection per `Database`, statements prepared once. Writers and
+ * readers in other processes share the file (WAL lets readers go on while one writer commits). The writer lock
+ * is an open write transaction on a side file (`<file>-<name>.lock`): the operating system drops it when the
+ * holder dies, so a waiting process takes over at once.
+ */
+import { mkdirSync } from "node:fs";
+import { dirname } from "node:path";
+import { setTimeout as sleep } from "node:timers/promises";
+import BetterSqlite3 from "better-sqlite3";
+import { ChainmailError } from "../core/errors.js";
+import {
+  conflictClause,
+  type Database,
+  identifier,
+  type LockOptions,
+  type OnConflict,
+  type Row,
+  Serial,
+  type Sql,
+  storageError,
+  type WriterLock,
+} from "./database.js";
+import { migrate } from "./migrate.js";
+
+type Connection = BetterSqlite3.Database;
+type Statement = BetterSqlite3.Statement;
+
+/** Prepared statements kept per connection; beyond this the cache starts over (statements are cheap to prepare). */
+const STATEMENT_CACHE = 500;
+/** How long a statement waits for another connection's write transaction before failing. */
+const BUSY_TIMEOUT_MS = 10_000;
+
+const isBusy = (err: unknown): boolean => {
+  const cause = err instanceof ChainmailError ? err.cause : err;
+  return (cause as { code?: string } | undefined)?.code?.startsWith("SQLITE_BUSY") === true;
+};
+
+/** Runs `work`, retrying while another connection holds the write lock, without blocking the event loop. */
+async function whenFree<T>(work: () => T): Promise<T> {
+  const started = Date.now();
+  for (let wait = 1; ; wait = Math.min(wait * 2, 50)) {
+    try {
+      return work();
+    } catch (err) {
+      if (!isBusy(err) || Date.now() - started > BUSY_TIMEOUT_MS) throw err;
+    }
+    await sleep(wait);
+  }
+}
+
+export function openSqlite(path: string): Database {
+  return new SqliteDatabase(path);
+}
+
+function connect(path: string): Connection {
+  let connection: Connection | undefined;
+  try {
+    if (path !== ":memory:") mkdirSync(dirname(path), { recursive: true });
+    connection = new BetterSqlite3(path);
+    // SQLite's own busy wait would block the event loop (and with it a writer in this same process): never
+    // wait inside SQLite; `whenFree` retries asynchronously instead.
+    connection.pragma("busy_timeout = 0");
+    // WAL: one process writes while others read, neither blocking the other.
+    connection.pragma("journal_mode = WAL");
+    connection.pragma("synchronous = NORMAL");
+    return connection;
+  } catch (err) {
+    // A file that opened but is not a usable database (not SQLite, read-only) must not keep its handle.
+    connection?.close();
+    throw storageError(path, err, "could not be opened");
+  }
+}
+
+/** `$1, $2…` are named parameters to SQLite: bind them from an object keyed 1, 2…; SQLite has no booleans. */
+function bindings(params: readonly unknown[]): Record<number, unknown> {
+  const named: Record<number, unknown> = {};
+  params.forEach((value, i) => {
+    named[i + 1] = value === undefined ? null : typeof value === "boolean" ? Number(value) : value;
+  });
+  return named;
+}
+
+class SqliteStatements implements Sql {
+  readonly engine = "sqlite" as const;
+  private readonly cache = new Map<string, Statement>();
+
+  constructor(
+    readonly connection: Connection,
+    private readonly path: string,
+  ) {}
+
+  private prepare(sql: string): Statement {
+    let statement = this.cache.get(sql);
+    if (!statement) {
+      if (this.cache.size >= STATEMENT_CACHE) this.cache.clear();
+      statement = this.connection.prepare(sql);
+      this.cache.set(sql, statement);
+    }
+    return statement;
+  }
+
+  private attempt<T>(work: () => T): T {
+    try {
+      return work();
+    } catch (err) {
+      throw storageError(this.path, err);
+    }
+  }
+
+  querySync<T>(sql: string, params: readonly unknown[] = []): T[] {
+    return this.attempt(() => {
+      const statement = this.prepare(sql);
+      const args = params.length ? [bindings(params)] : [];
+      if (statement.reader) return statement.all(...args) as T[];
+      statement.run(...args);
+      return [];
+    });
+  }
+
+  runSync(sql: string, params: readonly unknown[] = []): number {
+    return this.attempt(() => this.prepare(sql).run(...(params.length ? [bindings(params)] : [])).changes);
+  }
+
+  async query<T extends object = Row>(sql: string, params?: readonly unknown[]): Promise<T[]> {
+    return this.querySync<T>(sql, params);
+  }
+
+  async run(sql: string, params?: readonly unknown[]): Promise<number> {
+    return this.runSync(sql, params);
+  }
+
+  execSync(script: string): void {
+    this.attempt(() => this.connection.exec(script));
+  }
+
+  async exec(script: string): Promise<void> {
+    this.execSync(script);
+  }
+
+  async insertMany(
+    table: string,
+    columns: readonly string[],
+    rows: readonly Row[],
+    onConflict?: OnConflict,
+  ): Promise<number> {
+    if (rows.length === 0) return 0;
+    const names = columns.map(identifier);
+    // One prepared single-row statement run per row is SQLite's fastest bulk path inside a transaction.
+    const sql = `INSERT INTO ${identifier(table)} (${names.join(", ")}) VALUES (${names.map((_, i) => `$${i + 1}`).join(", ")})${conflictClause(onConflict)}`;
+    return this.attempt(() => {
+      const statement = this.prepare(sql);
+      let inserted = 0;
+      for (const row of rows) inserted += statement.run(bindings(names.map((c) => row[c]))).changes;
+      return inserted;
+    });
+  }
+}
+
+class SqliteDatabase implements Database {
+  readonly engine = "sqlite" as const;
+  private readonly statements: SqliteStatements;
+  /** Keeps statements of other callers out of an open transaction on the one connection. */
+  private readonly serial = new Serial();
+
+  constructor(readonly target: string) {
+    this.statements = new SqliteStatements(connect(target), target);
+  }
+
+  query<T extends object = Row>(sql: string, params?: readonly unknown[]): Promise<T[]> {
+    return this.serial.run(() => whenFree(() => this.statements.querySync<T>(sql, params)));
+  }
+
+  run(sql: string, params?: readonly unknown[]): Promise<number> {
+    return this.serial.run(() => whenFree(() => this.statements.runSync(sql, params)));
+  }
+
+  exec(script: string): Promise<void> {
+    return this.serial.run(() => whenFree(() => this.statements.execSync(script)));
+  }
+
+  insertMany(table: string, columns: readonly string[], rows: readonly Row[], onConflict?: OnConflict) {
+    return this.transaction((tx) => tx.insertMany(table, columns, rows, onConflict));
+  }
+
+  transaction<T>(work: (tx: Sql) => Promise<T>): Promise<T> {
+    return this.serial.run(async () => {
+      // IMMEDIATE: take the write lock up front, so two writers never deadlock upgrading from a read.
+      await whenFree(() => this.statements.runSync("BEGIN IMMEDIATE"));
+      try {
+        const result = await work(this.statements);
+        this.statements.runSync("COMMIT");
+        return result;
+      } catch (err) {
+        if (this.statements.connection.inTransaction) this.statements.connection.exec("ROLLBACK");
+        throw err;
+      }
+    });
+  }
+
+  migrate(module: string, dir?: URL): Promise<number> {
+    return migrate(this, module, dir);
+  }
+
+  async lockWriter(name: string, options: LockOptions = {}): Promise<WriterLock> {
+    if (this.target === ":memory:") return { release: async () => {} };
+    const lockFile = `${this.target}-${identifier(name)}.lock`;
+    let holder: Connection;
+    try {
+      holder = new BetterSqlite3(lockFile);
+      // Never block the event loop waiting: try, and poll from here.
+      holder.pragma("busy_timeout = 0");
+    } catch (err) {
+      throw storageError(lockFile, err, "could not be opened");
+    }
+    let waiting = false;
+    for (;;) {
+      try {
+        holder.exec("BEGIN IMMEDIATE");
+        return {
+          release: async () => {
+            if (holder.open) holder.close();
+          },
+        };
+      } catch (err) {
+        if ((err as { code?: string }).code !== "SQLITE_BUSY") {
+          holder.close();
+          throw storageError(lockFile, err);
+        }
+      }
+      if (!waiting) {
+        waiting = true;
+        options.onWait?.();
+      }
+      try {
+        await sleep(options.pollMs ?? 250, undefined, options.signal ? { signal: options.signal } : undefined);
+      } catch (err) {
+        holder.close();
+        throw err;
+      }
+    }
+  }
+
+  close(): Promise<void> {
+    return this.serial.run(() => {
+      if (this.statements.connection.open) this.statements.connection.close();
+    });
+  }
+}

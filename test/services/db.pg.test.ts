@@ -1,0 +1,2 @@
+/** test/db.test.ts against PostgreSQL (the services config sets CHAINMAIL_TEST_INDEX_DB=postgres). */
+import "../db.test.js";
