@@ -1,10 +1,14 @@
 /** Pure parts of the index: decoders on hostile logs, exact units, provider range hints, continuations. */
 import { describe, expect, it } from "vitest";
-import { decodeSale, decodeTransfer, formatUnits, type RawLog, TOPIC } from "../src/sources/index/decode.js";
+import { decodeTransfer, formatUnits, type RawLog, TOPIC } from "../src/sources/index/decode.js";
 import { isRangeRefusal, suggestedRange } from "../src/sources/index/indexer.js";
 import { RpcError } from "../src/sources/index/rpc.js";
 import { decodeContinuation, encodeContinuation } from "../src/sources/index/source.js";
+import { ORDER_FULFILLED, seaport } from "../src/sources/index/venues/seaport.js";
 import { address, orderFulfilledData, topic, word } from "./index-helpers.js";
+
+/** The Seaport decoder on one log alone (its transaction holds nothing else). */
+const decodeSale = (log: RawLog) => seaport().decode(log, { logs: [log] })?.[0];
 
 const log = (topics: string[], data: string): RawLog => ({
   address: address(0x1155),
@@ -44,7 +48,7 @@ describe("decoders", () => {
         { itemType: 0, token: address(0), identifier: 0, amount: 100, recipient: address(0xfee) },
       ],
     );
-    const sale = decodeSale({ ...log([TOPIC.orderFulfilled, topic(address(0xa)), topic(0)], data) });
+    const sale = decodeSale({ ...log([ORDER_FULFILLED, topic(address(0xa)), topic(0)], data) });
     expect(sale).toMatchObject({ from: address(0xa), to: address(0xb), tokenId: "9", sale: { amount: 1000n } });
   });
 
@@ -57,7 +61,7 @@ describe("decoders", () => {
         { itemType: 1, token: address(0xe7), identifier: 0, amount: 100, recipient: address(0xfee) },
       ],
     );
-    expect(decodeSale(log([TOPIC.orderFulfilled, topic(address(0xa)), topic(0)], data))).toBeUndefined();
+    expect(decodeSale(log([ORDER_FULFILLED, topic(address(0xa)), topic(0)], data))).toBeUndefined();
   });
 
   it("format amounts exactly", () => {

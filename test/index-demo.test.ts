@@ -74,7 +74,7 @@ function expectedRecord(r: ActivityManifest["records"][number]) {
         price_usd: pricedAsEth && rate !== undefined ? expect.closeTo(Number(r.price) * rate, 6) : null,
       },
       ...onChain,
-      marketplace: "opensea",
+      marketplace: "seaport",
     };
   }
   const parties =

@@ -27,6 +27,8 @@ export const ALICE = address(0xa11ce);
 export const BOB = address(0xb0b);
 export const CAROL = address(0xca401);
 export const FEES = address(0xfee);
+/** One of OpenSea's fee wallets: a fill paying it is attributed to `opensea`, any other Seaport fill to `seaport`. */
+export const OPENSEA_FEES = "0x0000a26b00c1f0df003000390027140000faa719";
 export const ZERO = address(0);
 /** A token id of 78 digits and a quantity beyond 2^53. */
 export const HUGE_ID = 2n ** 255n + 7n;
@@ -87,6 +89,7 @@ export async function buildChain(anvil: Anvil): Promise<ChainFixture> {
     buyer: string,
     seller: string,
     price: Record<string, unknown>,
+    marketplace = "seaport",
   ) => {
     const { transaction_hash, block_hash, block_number, transaction_date } = await headerOf(r);
     expected.push({
@@ -100,7 +103,7 @@ export async function buildChain(anvil: Anvil): Promise<ChainFixture> {
       block_hash,
       block_number,
       transaction_date,
-      marketplace: "opensea",
+      marketplace,
     } as TransactionRecord);
   };
 
@@ -108,7 +111,8 @@ export async function buildChain(anvil: Anvil): Promise<ChainFixture> {
   await shapeA(await erc721Transfer(anvil, NFT721, ZERO, ALICE, 2), "mint", NFT721, 2n, 1, ZERO, ALICE);
   await erc20Transfer(anvil, TOKEN20, ALICE, BOB, 5n * ETH); // three topics: ERC-20, not an NFT
   await shapeA(await erc721Transfer(anvil, NFT721, ALICE, BOB, 1), "transfer", NFT721, 1n, 1, ALICE, BOB);
-  // Listing filled for 1 ETH gross (0.975 to the seller + 0.025 fee), before the feed has any answer.
+  // Listing filled for 1 ETH gross (0.975 to the seller + 0.025 to OpenSea's fee wallet), before the feed has any
+  // answer.
   await sale(
     await orderFulfilled(
       anvil,
@@ -118,7 +122,7 @@ export async function buildChain(anvil: Anvil): Promise<ChainFixture> {
       [{ itemType: 2, token: NFT721, identifier: 2, amount: 1 }],
       [
         { itemType: 0, token: ZERO, identifier: 0, amount: 975n * 10n ** 15n, recipient: ALICE },
-        { itemType: 0, token: ZERO, identifier: 0, amount: 25n * 10n ** 15n, recipient: FEES },
+        { itemType: 0, token: ZERO, identifier: 0, amount: 25n * 10n ** 15n, recipient: OPENSEA_FEES },
       ],
     ),
     { type: "ERC721", contract: NFT721, id: 2n },
@@ -126,6 +130,7 @@ export async function buildChain(anvil: Anvil): Promise<ChainFixture> {
     BOB,
     ALICE,
     { asset_type: "ETH", price: 1, price_usd: null },
+    "opensea",
   );
   await shapeA(await erc721Transfer(anvil, NFT721, ALICE, BOB, 2), "transfer", NFT721, 2n, 1, ALICE, BOB);
   await answerUpdated(anvil, FEED, 300012345678n, 1); // $3000.12345678 with 8 decimals

@@ -6,6 +6,7 @@
 import { setTimeout as sleep } from "node:timers/promises";
 import { startAnvil as startDevChain } from "../src/demo/devchain.js";
 import { TOPIC } from "../src/sources/index/decode.js";
+import { ORDER_FULFILLED } from "../src/sources/index/venues/seaport.js";
 
 export interface Anvil {
   rpcUrl: string;
@@ -165,7 +166,7 @@ export const orderFulfilled = (
   emit(
     anvil,
     seaport,
-    [TOPIC.orderFulfilled, topic(offerer), topic(address(0))],
+    [ORDER_FULFILLED, topic(offerer), topic(address(0))],
     orderFulfilledData(recipient, offer, consideration),
   );
 

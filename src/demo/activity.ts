@@ -51,7 +51,8 @@ export interface SaleRecord extends RecordBase {
   currency: "ETH" | Address;
   buyer: Address;
   seller: Address;
-  marketplace: "opensea";
+  /** The demo's orders pay no OpenSea fee wallet and use no OpenSea zone: plain Seaport. */
+  marketplace: "seaport";
   contractType: "ERC721" | "ERC1155";
   /** "listing" when the offerer sold the NFT, "bid" when the offerer paid for it. */
   side: "listing" | "bid";
@@ -348,7 +349,7 @@ function saleOf(event: OrderFulfilled, decimals: Record<string, number>) {
     currency,
     buyer,
     seller,
-    marketplace: "opensea" as const,
+    marketplace: "seaport" as const,
     contractType: nft.itemType === ItemType.ERC721 ? ("ERC721" as const) : ("ERC1155" as const),
     side: listing ? ("listing" as const) : ("bid" as const),
   };

@@ -25,7 +25,7 @@ function price(sale: Sale): string {
   const p = sale.price_details;
   const asset = p.asset_type === "ETH" ? "ETH" : `${p.asset_type} ${shortAddress(p.contract_address)}`;
   const usd = typeof p.price_usd === "number" ? ` ($${amount(p.price_usd, 2)})` : "";
-  return `${amount(p.price)} ${asset}${usd}`;
+  return `${p.price === undefined ? "price unknown" : amount(p.price)} ${asset}${usd}`;
 }
 
 export interface DigestOptions {
@@ -38,7 +38,9 @@ export interface DigestOptions {
 export function salesDigestRequest(records: TransactionRecord[], options: DigestOptions): EmailRequest {
   const sales = records.filter((r): r is Sale => r.type === "sale");
   const title = options.title ?? "NFT sales digest";
-  const eth = sales.filter((s) => s.price_details.asset_type === "ETH").reduce((t, s) => t + s.price_details.price, 0);
+  const eth = sales
+    .filter((s) => s.price_details.asset_type === "ETH")
+    .reduce((t, s) => t + (s.price_details.price ?? 0), 0);
   const usd = sales.reduce((t, s) => t + (s.price_details.price_usd ?? 0), 0);
   const summary = sales.length
     ? `${sales.length} sale${sales.length === 1 ? "" : "s"}, ${amount(eth)} ETH in ETH sales, $${amount(usd, 2)} in total`

@@ -19,12 +19,17 @@ const Quantity = ExactInteger({
 const BlockNumber = Type.Integer({ minimum: 0 });
 const TransactionDate = Type.String({ description: "UTC, `YYYY-MM-DDTHH:MM:SS` in real data (no zone suffix)" });
 const Marketplace = Type.String({
-  description: "SPEC.md: marketplace_a | marketplace_b. NFTPort: opensea, rarible, cryptopunks, looksrare, x2y2",
+  description:
+    "SPEC.md: marketplace_a | marketplace_b. NFTPort: opensea, rarible, cryptopunks, looksrare, x2y2; the own index adds blur, sudoswap, seaport",
 });
 
 export const NftObject = Type.Object(
   {
-    contract_type: Type.String({ description: "ERC721 | ERC1155 (NFTPort also sends ERC721_lazy, ERC1155_lazy)" }),
+    contract_type: Type.Optional(
+      Type.String({
+        description: "ERC721 | ERC1155 (NFTPort also sends ERC721_lazy, ERC1155_lazy); absent on CryptoPunks sales",
+      }),
+    ),
     contract_address: Type.String(),
     token_id: Type.String({ description: "Decimal string" }),
     metadata_url: Type.Optional(Type.Union([Type.String(), Type.Null()])),
@@ -45,7 +50,12 @@ export const PriceObject = Type.Object(
   {
     asset_type: Type.String({ description: "ETH | ERC20" }),
     contract_address: Type.Optional(Type.String({ description: "The ERC-20 token, for asset_type ERC20" })),
-    price: Type.Number({ description: "In whole units of the asset (not wei). Absent on real cancel_list rows" }),
+    price: Type.Optional(
+      Type.Number({
+        description:
+          "In whole units of the asset (not wei). Absent on real cancel_list rows, and on own-index sales whose price the chain does not state",
+      }),
+    ),
     price_usd: Type.Union([Type.Number(), Type.Null()], {
       description: "USD value at the time of the sale. Absent on real cancel_list rows",
     }),

@@ -2,7 +2,7 @@
 import type { Command } from "commander";
 import { defaultConfig } from "../../core/config.js";
 import { displayTarget } from "../../db/database.js";
-import { indexChain } from "../../sources/index/indexer.js";
+import { type IndexProgress, indexChain } from "../../sources/index/indexer.js";
 import { integerOption, UsageError } from "../io.js";
 
 interface IndexOptions {
@@ -34,7 +34,7 @@ export function registerIndexChain(program: Command): void {
   program
     .command("index")
     .description(
-      "Index NFT transfers, mints, burns and Seaport sales from an Ethereum JSON-RPC node, and keep following it",
+      "Index NFT transfers, mints, burns and marketplace sales from an Ethereum JSON-RPC node, and keep following it",
     )
     .option("--rpc <url>", "the JSON-RPC endpoint (default: INDEX_RPC_URL)")
     .option("--contracts <addr,...>", "index only these NFT contracts (default: the whole chain)")
@@ -68,8 +68,10 @@ export function registerIndexChain(program: Command): void {
       process.once("SIGINT", onSignal);
       process.once("SIGTERM", onSignal);
       const progress = process.stderr.isTTY
-        ? (p: { block: number; head: number; records: number }) =>
-            process.stderr.write(`\rblock ${p.block} of ${p.head}, ${p.records} records written`)
+        ? (p: IndexProgress) =>
+            process.stderr.write(
+              `\rblock ${p.block} of ${p.head}, ${p.records} records written, ${p.unknownLogs} exchange logs not understood`,
+            )
         : undefined;
       try {
         const result = await indexChain({
@@ -92,7 +94,7 @@ export function registerIndexChain(program: Command): void {
         });
         if (progress) process.stderr.write("\n");
         process.stdout.write(
-          `${JSON.stringify({ db: displayTarget(dbPath), last_block: result.lastBlock, records: result.records })}\n`,
+          `${JSON.stringify({ db: displayTarget(dbPath), last_block: result.lastBlock, records: result.records, unknown_logs: result.unknownLogs })}\n`,
         );
       } finally {
         process.off("SIGINT", onSignal);

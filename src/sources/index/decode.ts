@@ -1,33 +1,28 @@
 /**
- * Log decoders: ERC-721 `Transfer` (four topics; three-topic logs are ERC-20 and ignored), ERC-1155
- * `TransferSingle`/`TransferBatch` (one record per token), Seaport `OrderFulfilled` (basic sales only, per the
- * rule Reservoir and Messari use) and Chainlink-style `AnswerUpdated`. Pure functions over raw logs.
+ * Log decoders shared by the index: ERC-721 `Transfer` (four topics; three-topic logs are ERC-20 and ignored),
+ * ERC-1155 `TransferSingle`/`TransferBatch` (one record per token), ERC-2309 `ConsecutiveTransfer` (one record per
+ * token, capped), Chainlink-style `AnswerUpdated`, and the ABI word readers the marketplace decoders in venues/
+ * use. Pure functions over raw logs.
  */
 
 export const TOPIC = {
   transfer: "0xddf252ad1be2c89b69c2b068fc378daa952ba7f163c4a11628f55a4df523b3ef",
   transferSingle: "0xc3d58168c5ae7397731d063d5bbf3d657854427343f4c083240f7aacaa2d0f62",
   transferBatch: "0x4a39dc06d4c0dbc64b70af90fd698a233a518aa5d07e595d983b8c0526c8f7fb",
-  orderFulfilled: "0x9d9af8e38d66c62e2c12f0225249fd9d721c54b83f48d9352c97c6cacdcb6f31",
+  /** ERC-2309 `ConsecutiveTransfer(uint256 indexed fromTokenId, uint256 toTokenId, address indexed from, address indexed to)` */
+  consecutiveTransfer: "0xdeaa91b6123d068f5821d0fb0678463d1a8a6079fe8af5de3ce5e896dcf9133d",
   /** `AnswerUpdated(int256 indexed current, uint256 indexed roundId, uint256 updatedAt)` */
   answerUpdated: "0x0559884fd3a460db3073b7fc896cc77986f16e378210ded43186175bf646fc5f",
 } as const;
 
-/** Seaport 1.1, 1.4, 1.5 and 1.6 on Ethereum mainnet; other deployments are configured. */
-export const MAINNET_SEAPORTS = [
-  "0x00000000006c3852cbef3e08e8df289169ede581",
-  "0x00000000000001ad428e4906ae43d8f9852d0dd6",
-  "0x00000000000000adc04c56bf30ac9d3c0aaf14dc",
-  "0x0000000000000068f116a894984e2db1123eb395",
-];
+export const ZERO_ADDRESS = "0x0000000000000000000000000000000000000000";
+export const WETH = "0xc02aaa39b223fe8d0a0e5c4f27ead9083c756cc2";
+export const BLUR_POOL = "0x0000000000a39bb272e79075ade125fd351887ac";
+/** ERC-2309 ranges larger than this are not expanded (reported as skipped): a hostile log could claim 2^256 tokens. */
+export const CONSECUTIVE_CAP = 10_000;
 
 /** ERC-20 tokens worth one ETH each (WETH, Blur Pool): their sales get a `price_usd` from the ETH/USD feed. */
-export const MAINNET_ETH_TOKENS = [
-  "0xc02aaa39b223fe8d0a0e5c4f27ead9083c756cc2",
-  "0x0000000000a39bb272e79075ade125fd351887ac",
-];
-
-const ZERO_ADDRESS = "0x0000000000000000000000000000000000000000";
+export const MAINNET_ETH_TOKENS = [WETH, BLUR_POOL];
 
 export interface RawLog {
   address: string;
@@ -56,25 +51,47 @@ export interface Activity {
   quantity: string;
   txHash: string;
   blockHash: string;
-  contractType: "ERC721" | "ERC1155";
+  /** `null` where the contract predates both standards (CryptoPunks), as NFTPort leaves it out. */
+  contractType: ContractType | null;
   sale?: SaleTerms;
 }
+
+export type ContractType = "ERC721" | "ERC1155";
 
 export interface SaleTerms {
   marketplace: string;
   /** `null` for ETH, else the ERC-20 token address. */
   currency: string | null;
-  /** Gross amount paid, fees included, in the currency's smallest unit. */
-  amount: bigint;
+  /** Gross amount paid, fees included, in the currency's smallest unit; `null` when the chain does not say. */
+  amount: bigint | null;
 }
 
-const word = (data: string, index: number): string => data.slice(2 + index * 64, 2 + (index + 1) * 64);
-const wordBig = (data: string, index: number): bigint => BigInt(`0x${word(data, index) || "0"}`);
-const wordNumber = (data: string, index: number): number => Number(wordBig(data, index));
-const topicAddress = (topic: string): string => `0x${topic.slice(26).toLowerCase()}`;
-const wordAddress = (data: string, index: number): string => `0x${word(data, index).slice(24).toLowerCase()}`;
+// ---- ABI words: `data` is 0x-prefixed hex, a word is 64 hex digits ----
 
-function base(log: RawLog) {
+export const word = (data: string, index: number): string => data.slice(2 + index * 64, 2 + (index + 1) * 64);
+export const wordBig = (data: string, index: number): bigint => BigInt(`0x${word(data, index) || "0"}`);
+/** A small word (offset, length, enum) as a number; huge values become unsafe integers that `fits` refuses. */
+export const wordNumber = (data: string, index: number): number => Number(wordBig(data, index));
+export const topicAddress = (topic: string): string => `0x${topic.slice(26).toLowerCase()}`;
+export const wordAddress = (data: string, index: number): string => `0x${word(data, index).slice(24).toLowerCase()}`;
+export const wordCount = (data: string): number => Math.floor((data.length - 2) / 64);
+export const topic0 = (log: RawLog): string | undefined => log.topics[0]?.toLowerCase();
+
+/** Whether an array of `count` items of `size` words, its length word at word `at`, lies inside `data`. */
+export function fits(data: string, at: number, count: number, size: number): boolean {
+  return Number.isInteger(at) && at >= 0 && Number.isSafeInteger(count) && at + 1 + count * size <= wordCount(data);
+}
+
+/** The dynamic `uint256[]` whose offset (in bytes from `start`) is at word `head`; undefined when it does not fit. */
+export function readUintArray(data: string, head: number, start = 0): bigint[] | undefined {
+  const at = start + wordNumber(data, head) / 32;
+  const count = wordNumber(data, at);
+  if (!fits(data, at, count, 1)) return undefined;
+  return Array.from({ length: count }, (_, i) => wordBig(data, at + 1 + i));
+}
+
+/** Chain position and hashes of a log, lower case. */
+export function base(log: RawLog) {
   return {
     blockNumber: Number.parseInt(log.blockNumber, 16),
     logIndex: Number.parseInt(log.logIndex, 16),
@@ -83,14 +100,14 @@ function base(log: RawLog) {
   };
 }
 
-function transferKind(from: string, to: string): Kind {
+export function transferKind(from: string, to: string): Kind {
   if (from === ZERO_ADDRESS) return "mint";
   if (to === ZERO_ADDRESS) return "burn";
   return "transfer";
 }
 
 /** One record of a transfer log; `batchIndex` is the position in an ERC-1155 `TransferBatch`, else 0. */
-function transferRecord(
+export function transferRecord(
   log: RawLog,
   contractType: Activity["contractType"],
   from: string,
@@ -112,19 +129,23 @@ function transferRecord(
   };
 }
 
-/** ERC-721 `Transfer` / ERC-1155 `TransferSingle` / `TransferBatch` → records (none for anything else). */
-export function decodeTransfer(log: RawLog): Activity[] {
-  const topic0 = log.topics[0]?.toLowerCase();
-  if (topic0 === TOPIC.transfer) {
+/**
+ * ERC-721 `Transfer` / ERC-1155 `TransferSingle` / `TransferBatch` / ERC-2309 `ConsecutiveTransfer` → records (none
+ * for anything else). `skipped` is told of a consecutive range beyond CONSECUTIVE_CAP, which yields no record.
+ */
+export function decodeTransfer(log: RawLog, skipped?: () => void): Activity[] {
+  const topic = topic0(log);
+  if (topic === TOPIC.consecutiveTransfer) return decodeConsecutive(log, skipped);
+  if (topic === TOPIC.transfer) {
     // Same topic as ERC-20 Transfer; only the indexed token id (a fourth topic) makes it ERC-721.
     if (log.topics.length !== 4) return [];
     const [from, to] = [topicAddress(log.topics[1]!), topicAddress(log.topics[2]!)];
     return [transferRecord(log, "ERC721", from, to, BigInt(log.topics[3]!), 1n)];
   }
-  if ((topic0 !== TOPIC.transferSingle && topic0 !== TOPIC.transferBatch) || log.topics.length !== 4) return [];
+  if ((topic !== TOPIC.transferSingle && topic !== TOPIC.transferBatch) || log.topics.length !== 4) return [];
   // ERC-1155: topic 1 is the operator.
   const [from, to] = [topicAddress(log.topics[2]!), topicAddress(log.topics[3]!)];
-  if (topic0 === TOPIC.transferSingle) {
+  if (topic === TOPIC.transferSingle) {
     return [transferRecord(log, "ERC1155", from, to, wordBig(log.data, 0), wordBig(log.data, 1))];
   }
   const idsAt = wordNumber(log.data, 0) / 32;
@@ -138,101 +159,20 @@ export function decodeTransfer(log: RawLog): Activity[] {
   );
 }
 
-interface Item {
-  itemType: number;
-  token: string;
-  identifier: bigint;
-  amount: bigint;
-  recipient?: string;
-}
-
-const isCurrency = (item: Item) => item.itemType === 0 || item.itemType === 1;
-const isNft = (item: Item) => item.itemType >= 2 && item.itemType <= 5;
-const sameAsset = (a: Item, b: Item) => a.itemType === b.itemType && a.token === b.token;
-const contractTypeOf = (item: Item): "ERC721" | "ERC1155" =>
-  item.itemType === 2 || item.itemType === 4 ? "ERC721" : "ERC1155";
-
-/** Whether an array of `count` items of `size` words, its length word at word `at`, lies inside `data`. */
-function fits(data: string, at: number, count: number, size: number): boolean {
-  const words = (data.length - 2) / 64;
-  return Number.isInteger(at) && at >= 0 && Number.isSafeInteger(count) && at + 1 + count * size <= words;
-}
-
-function readItems(data: string, at: number, withRecipient: boolean): Item[] {
-  const count = wordNumber(data, at);
-  const size = withRecipient ? 5 : 4;
-  if (!fits(data, at, count, size)) return [];
-  const items: Item[] = [];
-  for (let i = 0; i < count; i++) {
-    const w = at + 1 + i * size;
-    items.push({
-      itemType: wordNumber(data, w),
-      token: wordAddress(data, w + 1),
-      identifier: wordBig(data, w + 2),
-      amount: wordBig(data, w + 3),
-      ...(withRecipient ? { recipient: wordAddress(data, w + 4) } : {}),
-    });
+/** ERC-2309: tokens `fromTokenId..toTokenId` move at once; one record each, `batchIndex` = offset in the range. */
+function decodeConsecutive(log: RawLog, skipped?: () => void): Activity[] {
+  if (log.topics.length !== 4 || wordCount(log.data) < 1) return [];
+  const first = BigInt(log.topics[1]!);
+  const last = wordBig(log.data, 0);
+  if (last < first) return [];
+  if (last - first >= BigInt(CONSECUTIVE_CAP)) {
+    skipped?.();
+    return [];
   }
-  return items;
-}
-
-/**
- * Seaport `OrderFulfilled(bytes32 orderHash, address indexed offerer, address indexed zone, address recipient,
- * SpentItem[] offer, ReceivedItem[] consideration)` → one sale, or none when it is not a basic sale.
- *
- * Listing filled (offer = one NFT): price = sum of every consideration item in the payment currency (gross, fees
- * and royalties included); seller = offerer, buyer = recipient (or the recipient of a consideration item that is
- * the NFT itself, the matchOrders override). Bid filled (offer = one currency item, consideration[0] = the NFT):
- * price = the offered amount; buyer = offerer, seller = recipient. Bundles and swaps are skipped.
- */
-export function decodeSale(log: RawLog): Activity | undefined {
-  if (log.topics[0]?.toLowerCase() !== TOPIC.orderFulfilled || log.topics.length !== 3) return undefined;
-  const offerer = topicAddress(log.topics[1]!);
-  const recipient = wordAddress(log.data, 1);
-  const offer = readItems(log.data, wordNumber(log.data, 2) / 32, false);
-  const consideration = readItems(log.data, wordNumber(log.data, 3) / 32, true);
-  const [offered] = offer;
-  if (offer.length !== 1 || !offered || consideration.length === 0) return undefined;
-
-  let nft: Item;
-  let currency: Item;
-  let amount = 0n;
-  let buyer: string;
-  let seller: string;
-  if (isNft(offered)) {
-    nft = offered;
-    currency = consideration[0]!;
-    if (!isCurrency(currency)) return undefined;
-    buyer = recipient;
-    seller = offerer;
-    for (const item of consideration) {
-      if (sameAsset(item, currency)) amount += item.amount;
-      else if (sameAsset(item, nft) && item.identifier === nft.identifier) buyer = item.recipient ?? buyer;
-      else return undefined;
-    }
-  } else if (isCurrency(offered)) {
-    currency = offered;
-    nft = consideration[0]!;
-    if (!isNft(nft)) return undefined;
-    if (!consideration.slice(1).every((item) => sameAsset(item, currency))) return undefined;
-    amount = offered.amount;
-    buyer = offerer;
-    seller = recipient;
-  } else {
-    return undefined;
-  }
-  return {
-    ...base(log),
-    batchIndex: 0,
-    kind: "sale",
-    contract: nft.token,
-    tokenId: nft.identifier.toString(),
-    from: seller,
-    to: buyer,
-    quantity: nft.amount.toString(),
-    contractType: contractTypeOf(nft),
-    sale: { marketplace: "opensea", currency: currency.itemType === 0 ? null : currency.token, amount },
-  };
+  const [from, to] = [topicAddress(log.topics[2]!), topicAddress(log.topics[3]!)];
+  return Array.from({ length: Number(last - first) + 1 }, (_, i) =>
+    transferRecord(log, "ERC721", from, to, first + BigInt(i), 1n, i),
+  );
 }
 
 /** Chainlink-style `AnswerUpdated`: the signed answer (int256 in topic 1). */

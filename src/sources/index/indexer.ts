@@ -1,9 +1,10 @@
 /**
  * Ingestion: follows an Ethereum JSON-RPC node into the index store.
  *
- * Each step takes one block range: `eth_getLogs` for every NFT and Seaport topic (the range shrinks when the
- * provider refuses it, using its hint when it gives one, and grows again on success), then one batch of block
- * headers for the timestamps. A range is committed in one transaction together with the cursor, so a crash or an
+ * Each step takes one block range: `eth_getLogs` for every NFT transfer topic and every marketplace topic of the
+ * venue table (venues/index.ts; the range shrinks when the provider refuses it, using its hint when it gives one,
+ * and grows again on success), then one batch of block headers for the timestamps and, when a venue needs them
+ * (Blur v2's taker is the sender), one batch of the range's transactions, cached. A range is committed in one transaction together with the cursor, so a crash or an
  * abort resumes exactly where it stopped and a re-run inserts nothing twice.
  *
  * Reorgs: the hash of every block that got records (and of every range end) is kept. A range whose first block
@@ -18,16 +19,16 @@ import type { WriterLock } from "../../db/database.js";
 import {
   type Activity,
   decodeAnswer,
-  decodeSale,
   decodeTransfer,
   formatUnits,
   MAINNET_ETH_TOKENS,
-  MAINNET_SEAPORTS,
   type RawLog,
   TOPIC,
+  topic0,
 } from "./decode.js";
 import { hexToNumber, RPC_UPSTREAM, RpcClient, RpcError, toHex } from "./rpc.js";
 import { type ActivityRow, type Checkpoint, IndexStore, type PriceAnswer } from "./store.js";
+import { MAINNET_SEAPORTS, type TransactionInfo, type VenueTable, venueTable } from "./venues/index.js";
 
 export interface IndexChainOptions {
   /** The Ethereum JSON-RPC endpoint. */
@@ -49,7 +50,7 @@ export interface IndexChainOptions {
   /** ERC-20 tokens worth one ETH (priced by the feed) besides mainnet WETH and Blur Pool. */
   ethTokens?: string[];
   signal?: AbortSignal;
-  onProgress?: (p: { block: number; head: number; records: number }) => void;
+  onProgress?: (p: IndexProgress) => void;
   /** Called once when another indexer is writing this index and this one waits to take over. */
   onWait?: () => void;
   /** Wait between polls when following the head. Default 1000 ms. */
@@ -65,6 +66,18 @@ export interface IndexChainResult {
   lastBlock: number;
   /** Records this call wrote. */
   records: number;
+  /**
+   * Logs this call read from known exchanges (and ERC-2309 ranges beyond the cap) that gave no record: a bundle,
+   * a swap, a malformed event. Counted so that nothing is dropped silently.
+   */
+  unknownLogs: number;
+}
+
+export interface IndexProgress {
+  block: number;
+  head: number;
+  records: number;
+  unknownLogs: number;
 }
 
 interface Header {
@@ -75,6 +88,9 @@ interface Header {
 }
 
 const HEADER_BATCH = 100;
+/** Transactions remembered between ranges (a sweep's logs may straddle a range boundary only in theory). */
+const TRANSACTION_CACHE = 10_000;
+const NFT_TOPICS: string[] = [TOPIC.transfer, TOPIC.transferSingle, TOPIC.transferBatch, TOPIC.consecutiveTransfer];
 
 export async function indexChain(options: IndexChainOptions): Promise<IndexChainResult> {
   const store = await IndexStore.open(options.dbPath);
@@ -84,7 +100,7 @@ export async function indexChain(options: IndexChainOptions): Promise<IndexChain
     try {
       lock = await store.db.lockWriter("index", { signal: options.signal, onWait: options.onWait });
     } catch (err) {
-      if (options.signal?.aborted) return { lastBlock: (await store.lastBlock()) ?? -1, records: 0 };
+      if (options.signal?.aborted) return { lastBlock: (await store.lastBlock()) ?? -1, records: 0, unknownLogs: 0 };
       throw err;
     }
     try {
@@ -100,13 +116,15 @@ export async function indexChain(options: IndexChainOptions): Promise<IndexChain
 class Indexer {
   private readonly rpc: RpcClient;
   private readonly contracts: Set<string> | undefined;
-  private readonly seaports: Set<string>;
+  private readonly venues: VenueTable;
   private readonly ethTokens: Set<string>;
   private readonly feed: string | undefined;
   private readonly safeDepth: number;
   private readonly maxRange: number;
   private range: number;
   private written = 0;
+  private unknownLogs = 0;
+  private readonly transactions = new Map<string, TransactionInfo | null>();
   /** Ranges in a row whose logs and headers disagreed. */
   private inconsistent = 0;
   private feedDecimals = 8;
@@ -117,7 +135,7 @@ class Indexer {
   ) {
     const lower = (list: string[] | undefined) => list?.map((a) => a.toLowerCase());
     this.contracts = options.contracts?.length ? new Set(lower(options.contracts)) : undefined;
-    this.seaports = new Set([...MAINNET_SEAPORTS, ...(lower(options.seaport) ?? [])]);
+    this.venues = venueTable([...MAINNET_SEAPORTS, ...(lower(options.seaport) ?? [])]);
     this.ethTokens = new Set([...MAINNET_ETH_TOKENS, ...(lower(options.ethTokens) ?? [])]);
     this.feed = options.priceFeed?.toLowerCase();
     this.safeDepth = options.safeDepth ?? 0;
@@ -144,19 +162,23 @@ class Indexer {
           head = hexToNumber(await this.rpc.call<string>("eth_blockNumber", []));
           if (await this.tipReorged()) continue;
           if (next > head - this.safeDepth) {
-            this.options.onProgress?.({ block: next - 1, head, records: this.written });
+            this.progress(next - 1, head);
             if (!this.options.follow) break;
             await sleep(this.options.pollIntervalMs ?? 1000, undefined, signal ? { signal } : undefined);
             continue;
           }
         }
         await this.step(next, head - this.safeDepth);
-        this.options.onProgress?.({ block: (await this.nextBlock()) - 1, head, records: this.written });
+        this.progress((await this.nextBlock()) - 1, head);
       }
     } catch (err) {
       if (!signal?.aborted) throw toIndexError(err, this.rpc.origin);
     }
-    return { lastBlock: (await this.nextBlock()) - 1, records: this.written };
+    return { lastBlock: (await this.nextBlock()) - 1, records: this.written, unknownLogs: this.unknownLogs };
+  }
+
+  private progress(block: number, head: number): void {
+    this.options.onProgress?.({ block, head, records: this.written, unknownLogs: this.unknownLogs });
   }
 
   /** An index built for one set of contracts cannot silently continue for another. */
@@ -263,10 +285,10 @@ class Indexer {
 
   /** `eth_getLogs` over `[from, to]`, shrinking `to` while the provider refuses the range. */
   private async getLogs(from: number, to: number): Promise<{ logs: RawLog[]; to: number }> {
-    const topics: string[] = [TOPIC.transfer, TOPIC.transferSingle, TOPIC.transferBatch, TOPIC.orderFulfilled];
+    const topics = [...NFT_TOPICS, ...this.venues.topics];
     if (this.feed) topics.push(TOPIC.answerUpdated);
     const address = this.contracts
-      ? [...this.contracts, ...this.seaports, ...(this.feed ? [this.feed] : [])]
+      ? [...this.contracts, ...this.venues.exchanges, ...(this.feed ? [this.feed] : [])]
       : undefined;
     const filter = { fromBlock: toHex(from), toBlock: toHex(to), topics: [topics], ...(address ? { address } : {}) };
     try {
@@ -300,17 +322,26 @@ class Indexer {
       (a, b) =>
         hexToNumber(a.blockNumber) - hexToNumber(b.blockNumber) || hexToNumber(a.logIndex) - hexToNumber(b.logIndex),
     );
+    const byTx = new Map<string, RawLog[]>();
+    for (const log of sorted) {
+      const hash = log.transactionHash.toLowerCase();
+      const group = byTx.get(hash);
+      if (group) group.push(log);
+      else byTx.set(hash, [log]);
+    }
+    await this.loadTransactions(sorted);
     const records: ActivityRow[] = [];
     const answers: PriceAnswer[] = [];
     let answer =
       this.feed && sorted[0]
         ? await this.store.answerAt(hexToNumber(sorted[0].blockNumber) - 1, 2 ** 31 - 1)
         : undefined;
-    let lastSale: Activity | undefined;
+    const countSkipped = () => this.unknownLogs++;
     for (const log of sorted) {
       const address = log.address.toLowerCase();
+      const topic = topic0(log) ?? "";
       const timestamp = hexToNumber(headers.get(hexToNumber(log.blockNumber))!.timestamp);
-      if (this.feed && address === this.feed && log.topics[0]?.toLowerCase() === TOPIC.answerUpdated) {
+      if (this.feed && address === this.feed && topic === TOPIC.answerUpdated) {
         const value = decodeAnswer(log);
         if (value !== undefined) {
           answer = value;
@@ -318,43 +349,71 @@ class Indexer {
         }
         continue;
       }
-      if (log.topics[0]?.toLowerCase() === TOPIC.orderFulfilled) {
-        if (!this.seaports.has(address)) continue;
-        const sale = decodeSale(log);
-        if (!sale || (this.contracts && !this.contracts.has(sale.contract))) continue;
-        // matchOrders emits two OrderFulfilled back to back for one trade: keep the first.
-        if (
-          lastSale &&
-          lastSale.txHash === sale.txHash &&
-          lastSale.logIndex === sale.logIndex - 1 &&
-          lastSale.contract === sale.contract &&
-          lastSale.tokenId === sale.tokenId
-        ) {
+      const venue = this.venues.byTopic.get(topic);
+      if (venue) {
+        const known = this.venues.exchanges.has(address);
+        if (venue.addresses !== "any" && !venue.addresses.includes(address)) continue; // same topic, other contract
+        const hash = log.transactionHash.toLowerCase();
+        const decoded = venue.decode(log, {
+          logs: byTx.get(hash)!,
+          transaction: this.transactions.get(hash) ?? undefined,
+        });
+        if (!decoded) {
+          if (known) this.unknownLogs++;
           continue;
         }
-        lastSale = sale;
-        records.push(await this.saleRow(sale, timestamp, answer));
+        for (const activity of decoded) {
+          if (this.contracts && !this.contracts.has(activity.contract)) continue;
+          records.push(activity.sale ? await this.saleRow(activity, timestamp, answer) : row(activity, timestamp));
+        }
         continue;
       }
       if (this.contracts && !this.contracts.has(address)) continue;
-      for (const activity of decodeTransfer(log)) records.push(row(activity, timestamp));
+      for (const activity of decodeTransfer(log, countSkipped)) records.push(row(activity, timestamp));
     }
     return { records, answers };
+  }
+
+  /** The transactions of the logs whose venue reads them (Blur v2's taker, a CryptoPunks bid's price): one batch. */
+  private async loadTransactions(logs: RawLog[]): Promise<void> {
+    const wanted = new Set<string>();
+    for (const log of logs) {
+      const topic = topic0(log) ?? "";
+      const hash = log.transactionHash.toLowerCase();
+      if (this.venues.byTopic.get(topic)?.needsTransaction?.(topic) && !this.transactions.has(hash)) wanted.add(hash);
+    }
+    if (wanted.size === 0) return;
+    if (this.transactions.size + wanted.size > TRANSACTION_CACHE) this.transactions.clear();
+    const hashes = [...wanted];
+    for (let i = 0; i < hashes.length; i += HEADER_BATCH) {
+      const chunk = hashes.slice(i, i + HEADER_BATCH);
+      const results = await this.rpc.batch(
+        chunk.map((hash) => ({ method: "eth_getTransactionByHash", params: [hash] })),
+      );
+      results.forEach((tx, j) => {
+        const info = tx as TransactionInfo | null;
+        this.transactions.set(
+          chunk[j]!,
+          info ? { from: info.from, to: info.to ?? null, input: info.input ?? "0x", value: info.value ?? "0x0" } : null,
+        );
+      });
+    }
   }
 
   private async saleRow(sale: Activity, timestamp: number, answer: bigint | undefined): Promise<ActivityRow> {
     const { currency, amount } = sale.sale!;
     const decimals = currency ? await this.decimalsOf(currency, 18) : 18;
     const pricedAsEth = currency === null || this.ethTokens.has(currency);
+    // A price the chain does not state stays NULL (the record then carries no `price`): never a guess.
     const usd =
-      this.feed && pricedAsEth && answer !== undefined
+      this.feed && pricedAsEth && answer !== undefined && amount !== null
         ? formatUnits(amount * answer, decimals + this.feedDecimals)
         : null;
     return {
       ...row(sale, timestamp),
       marketplace: sale.sale!.marketplace,
       currency,
-      price: formatUnits(amount, decimals),
+      price: amount === null ? null : formatUnits(amount, decimals),
       price_usd: usd,
     };
   }
@@ -390,7 +449,7 @@ function row(a: Activity, timestamp: number): ActivityRow {
     tx_hash: a.txHash,
     block_hash: a.blockHash,
     timestamp,
-    contract_type: a.contractType,
+    contract_type: a.contractType ?? "", // "" = none (CryptoPunks); the column predates it and is NOT NULL
     marketplace: null,
     currency: null,
     price: null,

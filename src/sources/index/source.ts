@@ -196,12 +196,17 @@ function toRecord(row: ActivityRow): TransactionRecord {
       type: "sale",
       buyer_address: row.to_addr,
       seller_address: row.from_addr,
-      nft: { contract_type: row.contract_type, contract_address: row.contract, token_id: row.token_id },
+      // CryptoPunks have no contract type; a price the chain does not state has no `price` key (README).
+      nft: {
+        ...(row.contract_type ? { contract_type: row.contract_type } : {}),
+        contract_address: row.contract,
+        token_id: row.token_id,
+      },
       quantity,
       price_details: {
         asset_type: row.currency ? "ERC20" : "ETH",
         ...(row.currency ? { contract_address: row.currency } : {}),
-        price: Number(row.price),
+        ...(row.price === null ? {} : { price: Number(row.price) }),
         price_usd: row.price_usd === null ? null : Number(row.price_usd),
       },
       ...onChain,

@@ -1,0 +1,146 @@
+/**
+ * Seaport `OrderFulfilled(bytes32 orderHash, address indexed offerer, address indexed zone, address recipient,
+ * SpentItem[] offer, ReceivedItem[] consideration)`: basic sales only, per the rule Reservoir and Messari use.
+ *
+ * Listing filled (offer = one NFT): price = sum of every consideration item in the payment currency (gross, fees
+ * and royalties included); seller = offerer, buyer = recipient (or the recipient of a consideration item that is
+ * the NFT itself, the matchOrders override). Bid filled (offer = one currency item, consideration[0] = the NFT):
+ * price = the offered amount; buyer = offerer, seller = recipient. Bundles and swaps are not understood.
+ *
+ * Attribution: Seaport is a protocol, not a marketplace. A fill whose order pays one of OpenSea's fee wallets or
+ * uses one of OpenSea's zones is `opensea`; every other fill is `seaport`.
+ */
+import { fits, type RawLog, topic0, topicAddress, wordAddress, wordBig, wordNumber } from "../decode.js";
+import { sale, type TxContext, type Venue } from "./venue.js";
+
+export const ORDER_FULFILLED = "0x9d9af8e38d66c62e2c12f0225249fd9d721c54b83f48d9352c97c6cacdcb6f31";
+
+/** Seaport 1.1, 1.4, 1.5 and 1.6 on Ethereum mainnet; other deployments are configured (`--seaport`). */
+export const MAINNET_SEAPORTS = [
+  "0x00000000006c3852cbef3e08e8df289169ede581",
+  "0x00000000000001ad428e4906ae43d8f9852d0dd6",
+  "0x00000000000000adc04c56bf30ac9d3c0aaf14dc",
+  "0x0000000000000068f116a894984e2db1123eb395",
+];
+
+/** OpenSea's fee wallets (Messari's list) and signed zones (Seaport 1.1 to 1.6). */
+const OPENSEA_FEE_RECIPIENTS = new Set([
+  "0x0000a26b00c1f0df003000390027140000faa719",
+  "0x8de9c5a032463c561423387a9648c5c7bcc5bc90",
+  "0x5b3256965e7c3cf26e11fcaf296dfc8807c01073",
+]);
+const OPENSEA_ZONES = new Set([
+  "0x004c00500000ad104d7dbd00e3ae0a5c00560c00",
+  "0x110b2b128a9ed1be5ef3232d8e4e41640df5c2cd",
+  "0x000056f7000000ece9003ca63978907a00ffd100",
+]);
+
+interface Item {
+  itemType: number;
+  token: string;
+  identifier: bigint;
+  amount: bigint;
+  recipient?: string;
+}
+
+const isCurrency = (item: Item) => item.itemType === 0 || item.itemType === 1;
+const isNft = (item: Item) => item.itemType >= 2 && item.itemType <= 5;
+const sameAsset = (a: Item, b: Item) => a.itemType === b.itemType && a.token === b.token;
+const contractTypeOf = (item: Item) => (item.itemType === 2 || item.itemType === 4 ? "ERC721" : "ERC1155");
+
+function readItems(data: string, at: number, withRecipient: boolean): Item[] {
+  const count = wordNumber(data, at);
+  const size = withRecipient ? 5 : 4;
+  if (!fits(data, at, count, size)) return [];
+  const items: Item[] = [];
+  for (let i = 0; i < count; i++) {
+    const w = at + 1 + i * size;
+    items.push({
+      itemType: wordNumber(data, w),
+      token: wordAddress(data, w + 1),
+      identifier: wordBig(data, w + 2),
+      amount: wordBig(data, w + 3),
+      ...(withRecipient ? { recipient: wordAddress(data, w + 4) } : {}),
+    });
+  }
+  return items;
+}
+
+interface Fill {
+  nft: Item;
+  currency: Item;
+  amount: bigint;
+  buyer: string;
+  seller: string;
+  marketplace: string;
+}
+
+function fillOf(log: RawLog): Fill | undefined {
+  if (topic0(log) !== ORDER_FULFILLED || log.topics.length !== 3) return undefined;
+  const offerer = topicAddress(log.topics[1]!);
+  const zone = topicAddress(log.topics[2]!);
+  const recipient = wordAddress(log.data, 1);
+  const offer = readItems(log.data, wordNumber(log.data, 2) / 32, false);
+  const consideration = readItems(log.data, wordNumber(log.data, 3) / 32, true);
+  const [offered] = offer;
+  if (offer.length !== 1 || !offered || consideration.length === 0) return undefined;
+  const opensea =
+    OPENSEA_ZONES.has(zone) || consideration.some((item) => OPENSEA_FEE_RECIPIENTS.has(item.recipient ?? ""));
+  const marketplace = opensea ? "opensea" : "seaport";
+
+  if (isNft(offered)) {
+    const currency = consideration[0]!;
+    if (!isCurrency(currency)) return undefined;
+    let amount = 0n;
+    let buyer = recipient;
+    for (const item of consideration) {
+      if (sameAsset(item, currency)) amount += item.amount;
+      else if (sameAsset(item, offered) && item.identifier === offered.identifier) buyer = item.recipient ?? buyer;
+      else return undefined;
+    }
+    return { nft: offered, currency, amount, buyer, seller: offerer, marketplace };
+  }
+  if (isCurrency(offered)) {
+    const nft = consideration[0]!;
+    if (!isNft(nft) || !consideration.slice(1).every((item) => sameAsset(item, offered))) return undefined;
+    return { nft, currency: offered, amount: offered.amount, buyer: offerer, seller: recipient, marketplace };
+  }
+  return undefined;
+}
+
+/** matchOrders emits two `OrderFulfilled` back to back for one trade: the second one repeats the first. */
+function repeatsPrevious(log: RawLog, fill: Fill, tx: TxContext): boolean {
+  const index = tx.logs.indexOf(log);
+  const previous = index > 0 ? tx.logs[index - 1] : undefined;
+  if (!previous || Number.parseInt(previous.logIndex, 16) !== Number.parseInt(log.logIndex, 16) - 1) return false;
+  if (previous.address.toLowerCase() !== log.address.toLowerCase()) return false;
+  const before = fillOf(previous);
+  return before !== undefined && before.nft.token === fill.nft.token && before.nft.identifier === fill.nft.identifier;
+}
+
+export function seaport(addresses: readonly string[] = MAINNET_SEAPORTS): Venue {
+  return {
+    marketplace: "opensea",
+    addresses,
+    topics: [ORDER_FULFILLED],
+    decode(log, tx) {
+      const fill = fillOf(log);
+      if (!fill) return undefined;
+      if (repeatsPrevious(log, fill, tx)) return [];
+      const { nft, currency } = fill;
+      return [
+        sale(
+          log,
+          { contract: nft.token, tokenId: nft.identifier, quantity: nft.amount, contractType: contractTypeOf(nft) },
+          fill.seller,
+          fill.buyer,
+          {
+            marketplace: fill.marketplace,
+            currency: currency.itemType === 0 ? null : currency.token,
+            amount: fill.amount,
+          },
+        ),
+      ];
+    },
+  };
+}
