@@ -50,7 +50,7 @@ function bought(log: RawLog, tx: TxContext): Activity[] | undefined {
   const transfer = ownTransferBefore(log, tx);
   if (buyer === ZERO_ADDRESS) {
     // The accepted-bid bug: value and buyer were cleared before the event.
-    if (!transfer || transfer.topics.length !== 3) return undefined;
+    if (transfer?.topics.length !== 3) return undefined;
     buyer = topicAddress(transfer.topics[2]!);
     const input = tx.transaction?.input.toLowerCase() ?? "";
     const acceptsThisPunk =
