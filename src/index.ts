@@ -37,7 +37,22 @@ export type {
   RetrieverResult,
   TransactionRecord,
 } from "./schemas/transactions.js";
+export { parseWatchConfig, type WatchConfig, WatchConfigSchema } from "./watch/config.js";
+export type { PreviewEmail, WatchOptions, WatchSummary } from "./watch/watch.js";
 export type { IndexChainOptions, IndexChainResult };
+
+/**
+ * Watches NFT activity and emails it (`chainmail watch`): runs until `signal` aborts (or one poll with `once`).
+ * Loads the watch (and its SQLite driver) only when called.
+ */
+export async function watch(options: import("./watch/watch.js").WatchOptions) {
+  return (await import("./watch/watch.js")).watch(options);
+}
+
+/** What the next poll of a watch would send, without writing or sending (`chainmail watch --dry-run`). */
+export async function previewWatch(options: Omit<import("./watch/watch.js").WatchOptions, "once" | "logger">) {
+  return (await import("./watch/watch.js")).previewWatch(options);
+}
 
 /** Builds and follows the own index (`NFT_SOURCE=index`); loads the SQLite driver only when called. */
 export async function indexChain(options: IndexChainOptions): Promise<IndexChainResult> {

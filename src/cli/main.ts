@@ -8,6 +8,7 @@ import { registerNodes } from "./commands/nodes.js";
 import { registerOutbox } from "./commands/outbox.js";
 import { registerRun } from "./commands/run.js";
 import { registerServe } from "./commands/serve.js";
+import { registerWatch } from "./commands/watch.js";
 import { EXIT, UsageError } from "./io.js";
 
 const program = new Command()
@@ -22,6 +23,7 @@ registerIndexChain(program);
 registerDemo(program);
 registerServe(program);
 registerOutbox(program);
+registerWatch(program);
 
 try {
   await program.parseAsync(process.argv);

@@ -39,6 +39,8 @@ export interface Config {
   /** Where `email-send` delivers. */
   emailTransport: "mailjet" | "smtp" | "outbox";
   smtpUrl: string | undefined;
+  /** JSON-lines file where the smtp transport notes each message with a CustomID as it goes (SMTP_JOURNAL). */
+  smtpJournal: string | undefined;
   outboxDir: string;
   /** Connection pool and proxy (HTTPS_PROXY / HTTP_PROXY / NO_PROXY) for every upstream call. */
   dispatcher: Dispatcher;
@@ -132,6 +134,7 @@ export function loadConfig(env: Env = process.env): Config {
     indexRpc: { url: env.INDEX_RPC_URL || undefined, timeoutMs: indexRpc.timeoutMs, retry: indexRpc.retry },
     emailTransport: oneOf(env, "EMAIL_TRANSPORT", ["mailjet", "smtp", "outbox"] as const, "mailjet"),
     smtpUrl: env.SMTP_URL || undefined,
+    smtpJournal: env.SMTP_JOURNAL || undefined,
     outboxDir: env.OUTBOX_DIR || "./data/outbox",
     dispatcher: dispatcherFor(env),
     env,

@@ -5,7 +5,7 @@
 import type { ErrorPayload } from "../core/errors.js";
 import type { RunContext } from "../core/node.js";
 import type { RawResponse } from "../schemas/common.js";
-import type { EmailParams, EmailRequest, MessagesSent } from "../schemas/email.js";
+import type { EmailParams, EmailRequest, MessageResult, MessagesSent } from "../schemas/email.js";
 
 export interface SendOutcome {
   /** One result per input message, in input order; present whenever anything was attempted. */
@@ -19,6 +19,12 @@ export interface SendOutcome {
 export interface MailTransport {
   readonly name: string;
   send(request: EmailRequest, params: EmailParams, ctx: RunContext): Promise<SendOutcome>;
+  /**
+   * What became of messages handed over earlier, by their CustomID (recovery after a crash between a send and
+   * its bookkeeping): for each id the result the send gave, or a `chainmail-not-sent` entry when the transport
+   * can tell it never went out, or `chainmail-delivery-unknown` when it cannot tell. Throws when it cannot look.
+   */
+  lookup(customIds: readonly string[], params: EmailParams, ctx: RunContext): Promise<Map<string, MessageResult>>;
 }
 
 /**

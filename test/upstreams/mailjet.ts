@@ -43,8 +43,11 @@ export interface Fault {
 export interface Delivery {
   email: string;
   messageId: bigint;
+  uuid: string;
   customId: string;
   subject: unknown;
+  /** When it was delivered (ms since the epoch). */
+  at: number;
 }
 
 export interface SendRequestLog {
@@ -77,6 +80,8 @@ export interface MailjetOptions {
   latencyMs?: number;
   /** Bodies above this many bytes get the proxy's 413 HTML page. Default 15 MB. */
   maxBodyBytes?: number;
+  /** The message history lists a delivery only this long after it (default 0: at once). */
+  historyLagMs?: number;
 }
 
 export const html = (status: number, reason: string) => ({
@@ -320,11 +325,12 @@ export async function startMailjet(options: MailjetOptions = {}): Promise<Mailje
             };
           }
           const id = nextId++;
-          deliveries.push({ email, messageId: id, customId, subject: m.Subject });
+          const uuid = randomUUID();
+          deliveries.push({ email, messageId: id, uuid, customId, subject: m.Subject, at: Date.now() });
           deliveredTo.set(email.toLowerCase(), (deliveredTo.get(email.toLowerCase()) ?? 0) + 1);
           return {
             Email: email,
-            MessageUUID: randomUUID(),
+            MessageUUID: uuid,
             MessageID: id,
             MessageHref: `https://api.mailjet.com/v3/REST/message/${id}`,
           };
@@ -359,6 +365,12 @@ export async function startMailjet(options: MailjetOptions = {}): Promise<Mailje
       status: 0,
     };
     requests.push(log);
+    const url = new URL(req.url ?? "/", "http://localhost");
+    if (req.method === "GET" && url.pathname === "/v3/REST/message") {
+      const answer = history(req, url.searchParams);
+      log.status = answer.status;
+      return json(res, answer.status, answer.body);
+    }
     if (req.method !== "POST" || req.url !== "/v3.1/send") {
       log.status = 404;
       return json(res, 404, { ErrorMessage: "Endpoint not found.", StatusCode: 404 });
@@ -391,6 +403,33 @@ export async function startMailjet(options: MailjetOptions = {}): Promise<Mailje
     log.status = answer.status;
     if (typeof answer.body === "string") return sendHtml(res, answer.status, answer.body);
     json(res, answer.status, answer.body);
+  };
+
+  /**
+   * The message history (`GET /v3/REST/message?CustomID=…`, node-mailjet's Message resource): one entry per
+   * delivered copy, `{"Count","Total","Data":[{ID, UUID, ContactAlt, CustomID, Status, ArrivedAt}]}`. With
+   * `historyLagMs`, copies younger than that are not listed yet (the history trails the sends).
+   */
+  const history = (req: IncomingMessage, query: URLSearchParams) => {
+    const auth = req.headers.authorization ?? "";
+    const expected = `Basic ${Buffer.from(`${API_KEY}:${SECRET_KEY}`).toString("base64")}`;
+    if (auth !== expected) {
+      return { status: 401, body: { ErrorIdentifier: randomUUID(), StatusCode: 401, ErrorMessage: AUTH_FAILURE } };
+    }
+    const customId = query.get("CustomID");
+    const now = Date.now();
+    const data = deliveries
+      .filter((d) => customId === null || d.customId === customId)
+      .filter((d) => now - d.at >= (options.historyLagMs ?? 0))
+      .map((d) => ({
+        ArrivedAt: new Date(d.at).toISOString(),
+        ID: d.messageId,
+        UUID: d.uuid,
+        ...(query.get("ShowContactAlt") === "true" ? { ContactAlt: d.email } : {}),
+        ...(query.get("ShowCustomID") === "true" ? { CustomID: d.customId } : {}),
+        Status: "sent",
+      }));
+    return { status: 200, body: { Count: data.length, Total: data.length, Data: data } };
   };
 
   const sendHtml = (res: ServerResponse, status: number, text: string) => {

@@ -89,6 +89,8 @@ export interface NftportServer {
   fault(...faults: Fault[]): void;
   /** Drops every queued fault. */
   clearFaults(): void;
+  /** Adds records as if the upstream had just learnt of them (a watch's new activity). */
+  add(contract: string, records: Rec[]): void;
   close(): Promise<void>;
 }
 
@@ -132,14 +134,15 @@ export async function startNftport(dataset: Dataset): Promise<NftportServer> {
 
   const all: Rec[] = [];
   let seq = 0;
-  for (const [contract, recs] of dataset.byContract) {
+  const load = (contract: string, recs: Rec[]) => {
     for (const r of recs) {
       if (r.__seq === undefined)
         Object.defineProperty(r, "__seq", { value: seq++, enumerable: false, configurable: true });
       if (contractOf(r) !== contract) throw new Error(`fixture record under ${contract} belongs to ${contractOf(r)}`);
       all.push(r);
     }
-  }
+  };
+  for (const [contract, recs] of dataset.byContract) load(contract, recs);
   const ascending = (a: Rec, b: Rec) => {
     const [ka, ta] = recordKey(a);
     const [kb, tb] = recordKey(b);
@@ -306,6 +309,13 @@ export async function startNftport(dataset: Dataset): Promise<NftportServer> {
     fault: (...f) => faults.push(...f),
     clearFaults: () => {
       faults.length = 0;
+    },
+    add: (contract, records) => {
+      const key = contract.toLowerCase();
+      dataset.byContract.set(key, [...(dataset.byContract.get(key) ?? []), ...records]);
+      load(key, records);
+      all.sort(ascending);
+      sorted.delete(key);
     },
     close: () =>
       new Promise<void>((resolve) => {

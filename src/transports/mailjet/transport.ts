@@ -14,6 +14,7 @@ import type { EmailParams, EmailRequest } from "../../schemas/email.js";
 import type { MailTransport, SendOutcome } from "../types.js";
 import { type Chunk, splitIntoChunks } from "./chunks.js";
 import { type CallOutcome, postSend } from "./client.js";
+import { lookupByCustomId } from "./history.js";
 import { mergeOutcomes, notAttempted } from "./results.js";
 
 const STOPS_THE_BATCH = new Set([
@@ -28,7 +29,7 @@ const STOPS_THE_BATCH = new Set([
 ]);
 
 export function mailjetTransport(_config: Config): MailTransport {
-  return { name: "mailjet", send: sendBatch };
+  return { name: "mailjet", send: sendBatch, lookup: lookupByCustomId };
 }
 
 async function sendBatch(request: EmailRequest, params: EmailParams, ctx: RunContext): Promise<SendOutcome> {

@@ -10,7 +10,7 @@ import { renderEach } from "../mime/render.js";
 import { successEntry } from "../mime/results.js";
 import { batchError, cancelledError, failedOutcome, messageStatuses, notSentResult } from "../outcome.js";
 import type { MailTransport, SendOutcome } from "../types.js";
-import { fileUrl, newOutboxId, openOutbox, storeMessage } from "./store.js";
+import { fileUrl, listOutbox, newOutboxId, type OutboxEntry, openOutbox, storeMessage } from "./store.js";
 
 export function outboxTransport(config: Config): MailTransport {
   const dir = config.outboxDir;
@@ -71,7 +71,36 @@ export function outboxTransport(config: Config): MailTransport {
       ctx.logger?.error({ transport: "outbox", outbox: dir, reason }, "outbox write failed");
       return failedOutcome(results, error);
     },
+    // The index line is the outbox's commit: a message with no line was never stored (at most an orphan .eml).
+    async lookup(customIds) {
+      const byCustomId = new Map<string, OutboxEntry>();
+      for (const entry of await listOutbox(dir)) if (entry.custom_id) byCustomId.set(entry.custom_id, entry);
+      return new Map(
+        customIds.map((id) => {
+          const entry = byCustomId.get(id);
+          return [id, entry ? storedResult(dir, entry) : notSentResult("it is not in the outbox")];
+        }),
+      );
+    },
   };
+}
+
+/** The success entry a stored message got when it was sent, rebuilt from its index line. */
+function storedResult(dir: string, entry: OutboxEntry): MessageResult {
+  const href = fileUrl(dir, entry.file);
+  const of = (emails: string[]) =>
+    emails.map((email) => {
+      const r = entry.recipients.find((x) => x.Email.toLowerCase() === email.toLowerCase());
+      return { Email: email, MessageUUID: r?.MessageUUID ?? "", MessageID: r?.MessageID ?? 0, MessageHref: href };
+    });
+  const result: MessageResult & { CustomID: string } = {
+    Status: "success",
+    CustomID: entry.custom_id,
+    To: of(entry.to),
+    Cc: of(entry.cc),
+    Bcc: of(entry.bcc),
+  };
+  return result;
 }
 
 function notStored(error: Error): MessageResult {

@@ -136,13 +136,17 @@ export class SmtpSession {
     }
   }
 
-  /** Sends one message. Rejects with a `SendFailure` that says whether DATA had started. */
-  send(envelope: { from: string; to: string[] }, raw: Buffer): Promise<SendResult> {
+  /**
+   * Sends one message. Rejects with a `SendFailure` that says whether DATA had started; `onData` is called the
+   * moment it starts.
+   */
+  send(envelope: { from: string; to: string[] }, raw: Buffer, onData?: () => void): Promise<SendResult> {
     let dataStarted = false;
     // The body is a stream so we learn when nodemailer starts reading it: only after the server's 354.
     const body = new Readable({
       read() {
         dataStarted = true;
+        onData?.();
         this.push(raw);
         this.push(null);
       },

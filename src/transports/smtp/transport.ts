@@ -23,6 +23,7 @@ import {
 } from "../outcome.js";
 import { isNoLogin, type MailTransport, type SendOutcome } from "../types.js";
 import { parseSmtpUrl, type SendFailure, type SmtpError, SmtpSession, type SmtpTarget } from "./connection.js";
+import { SmtpJournal } from "./journal.js";
 
 /** `MessageHref` of an SMTP-sent copy: RFC 2392 `mid:` URL of its Message-ID. */
 const midHref = (message: RenderedMessage) => () => `mid:${encodeURIComponent(message.messageId.slice(1, -1))}`;
@@ -141,8 +142,14 @@ function recipientEntry(message: RenderedMessage, err: SmtpError, secrets: strin
 }
 
 export function smtpTransport(config: Config): MailTransport {
+  const journal = config.smtpJournal ? new SmtpJournal(config.smtpJournal) : undefined;
   return {
     name: "smtp",
+    async lookup(customIds) {
+      if (journal) return journal.lookup(customIds);
+      const why = "without SMTP_JOURNAL the smtp transport keeps no record of what it sent";
+      return new Map(customIds.map((id) => [id, deliveryUnknownResult(why)]));
+    },
     async send(request: EmailRequest, params: EmailParams, ctx): Promise<SendOutcome> {
       const sandbox = request.SandboxMode === true;
       if (!sandbox && !config.smtpUrl) {
@@ -199,13 +206,35 @@ export function smtpTransport(config: Config): MailTransport {
               continue;
             }
           }
+          // The journal notes messages a caller can ask about later: those with a CustomID.
+          const noted = journal && message.customId ? { journal, id: message.customId } : undefined;
           try {
-            const sent = await session.send(message.envelope, message.raw);
+            await noted?.journal.note(noted.id, { step: "attempt" });
+          } catch (err) {
+            ctx.logger?.error({ transport: "smtp", reason: (err as Error).message }, "SMTP journal write failed");
+            results.push(notSentResult("the SMTP journal could not be written"));
+            continue;
+          }
+          const settle = (result: MessageResult) => {
+            results.push(result);
+            try {
+              noted?.journal.noteNow(noted.id, { step: "result", result });
+            } catch (err) {
+              // The server answered; only the note is missing, so a later lookup says "delivery unknown".
+              ctx.logger?.error({ transport: "smtp", reason: (err as Error).message }, "SMTP journal write failed");
+            }
+          };
+          try {
+            const sent = await session.send(
+              message.envelope,
+              message.raw,
+              noted && (() => noted.journal.noteNow(noted.id, { step: "data" })),
+            );
             replies.push(sent.reply);
             const accepted = new Set(sent.accepted.map((e) => e.toLowerCase()));
             const entry = successEntry(message, { href: midHref(message), accepted });
             // Delivered to the accepted recipients: the entry lists them and names the refused ones.
-            results.push(
+            settle(
               sent.rejected.length
                 ? { ...entry, Status: "error", Errors: sent.rejected.map((e) => recipientEntry(message, e, secrets)) }
                 : entry,
@@ -217,7 +246,7 @@ export function smtpTransport(config: Config): MailTransport {
             const refused = (smtp.responseCode ?? 0) >= 400 && (smtp.responseCode ?? 0) < 600;
             if (refused) {
               replies.push(smtp.response ?? "");
-              results.push({ Status: "error", Errors: refusedEntry(message, smtp, secrets) });
+              settle({ Status: "error", Errors: refusedEntry(message, smtp, secrets) });
               await session.reset().catch(() => undefined);
               // A server may close the session with its refusal (421, or a drop): the rest cannot go out.
               if (session.closed) lost = { error: smtp, at: message.index };

@@ -1,0 +1,194 @@
+/**
+ * Reading a rule's new records through its retriever node (`pages` over `runNode`), for either source.
+ *
+ * By contract and by token the retrievers answer newest first, so "new" is at the top: a read pages down from the
+ * newest record, by continuation, until it passes the rule's horizon, then hands the records on oldest first. The
+ * whole chain answers oldest first: a read starts at the horizon block (`from_block`) and pages up to the end.
+ * Either way a read covers whole blocks and costs what is new plus the reorg window, never the whole history.
+ *
+ * The horizon is the newest record already taken, less `reorg_depth` blocks (and, for rows without a block,
+ * such as NFTPort's bids and listings, that many 12-second slots): records in that window are read again on every
+ * poll, so a reorg that replaced blocks there is seen — records gone, records new — and the journal's keys keep
+ * what was already taken from being taken twice.
+ */
+import { setTimeout as sleep } from "node:timers/promises";
+import type { Config } from "../core/config.js";
+import { retryAfterMs } from "../core/http.js";
+import { type AnyNode, runNode } from "../core/node.js";
+import { PageError, pages } from "../core/paginate.js";
+import { nftTransactionsByContract, nftTransactionsByToken, nftTransactionsOnChain } from "../nodes/index.js";
+import type { TransactionRecord } from "../schemas/transactions.js";
+import type { Rule } from "./config.js";
+import { type Position, positionOf } from "./records.js";
+
+/** Spaces upstream calls (NFTPort's per-second limit) and holds them back after a 429. Shared by every rule. */
+export class Pacer {
+  private next = 0;
+  private readonly intervalMs: number;
+
+  constructor(perSecond: number) {
+    this.intervalMs = 1000 / perSecond;
+  }
+
+  async wait(signal?: AbortSignal): Promise<void> {
+    const now = Date.now();
+    const at = Math.max(now, this.next);
+    this.next = at + this.intervalMs;
+    if (at > now) await sleep(at - now, undefined, signal ? { signal } : undefined);
+  }
+
+  /** No call before `time` (ms since the epoch). */
+  pauseUntil(time: number): void {
+    this.next = Math.max(this.next, time);
+  }
+}
+
+export interface FollowContext {
+  config: Config;
+  source: "index" | "nftport";
+  reorgDepth: number;
+  signal?: AbortSignal | undefined;
+  pacer?: Pacer | undefined;
+}
+
+const SECONDS_PER_BLOCK = 12;
+
+function nodeOf(rule: Rule): AnyNode {
+  return rule.kind === "by-token"
+    ? nftTransactionsByToken
+    : rule.kind === "by-contract"
+      ? nftTransactionsByContract
+      : nftTransactionsOnChain;
+}
+
+function queryOf(rule: Rule, ctx: FollowContext): Record<string, unknown> {
+  // The index pages up to 1000 records; NFTPort at most 50.
+  const page_size = ctx.source === "index" ? 500 : 50;
+  return {
+    ...(rule.contract_address !== undefined ? { contract_address: rule.contract_address } : {}),
+    ...(rule.token_id !== undefined ? { token_id: rule.token_id } : {}),
+    type: rule.type,
+    page_size,
+  };
+}
+
+/** What the rule reads, for the store: a rule whose fingerprint changed must get a new id. */
+export function fingerprintOf(rule: Rule, ctx: Pick<FollowContext, "source">): string {
+  return JSON.stringify([ctx.source, rule.kind, rule.contract_address?.toLowerCase() ?? null, rule.token_id ?? null]);
+}
+
+/** `pages` of the rule's retriever, each page fetched only when the pacer allows. */
+async function* pacedPages(rule: Rule, query: Record<string, unknown>, ctx: FollowContext) {
+  const iterator = pages<TransactionRecord>(nodeOf(rule), { query }, {}, { config: ctx.config, signal: ctx.signal })[
+    Symbol.asyncIterator
+  ]();
+  try {
+    for (;;) {
+      await ctx.pacer?.wait(ctx.signal);
+      const next = await iterator.next();
+      if (next.done) return;
+      yield next.value;
+    }
+  } finally {
+    await iterator.return?.(undefined);
+  }
+}
+
+async function firstRecord(rule: Rule, query: Record<string, unknown>, ctx: FollowContext) {
+  await ctx.pacer?.wait(ctx.signal);
+  const out = (await runNode(
+    nodeOf(rule),
+    { query: { ...query, page_size: 1 } },
+    {
+      config: ctx.config,
+      signal: ctx.signal,
+    },
+  )) as { data?: { transactions: TransactionRecord[] }; error?: PageError["payload"]; response?: unknown };
+  if (!out.data) throw new PageError(out.error!, out.response, undefined);
+  return out.data.transactions[0];
+}
+
+/**
+ * Where a rule starts: records at or before the returned position are never mailed. With `start_block`, the
+ * block before it (rows without a block: those dated after now). Otherwise the newest record the source has now
+ * (none: everything to come is new); on the whole chain that record is found by a galloping search on
+ * `from_block`, a few dozen one-record reads.
+ */
+export async function findFloor(rule: Rule, ctx: FollowContext): Promise<Position> {
+  const now = new Date().toISOString().slice(0, 19);
+  if (rule.start_block !== undefined) return { block: rule.start_block - 1, date: now };
+  const query = queryOf(rule, ctx);
+  if (rule.kind !== "on-chain") {
+    const newest = await firstRecord(rule, query, ctx);
+    return newest ? positionOf(newest) : { block: undefined, date: "" };
+  }
+  const from = (block: number) => firstRecord(rule, { ...query, from_block: block }, ctx);
+  if (!(await from(0))) return { block: undefined, date: "" };
+  let low = 0;
+  let high = 1;
+  while (high <= Number.MAX_SAFE_INTEGER / 2 && (await from(high))) {
+    low = high;
+    high *= 2;
+  }
+  while (high - low > 1) {
+    const mid = Math.floor((low + high) / 2);
+    if (await from(mid)) low = mid;
+    else high = mid;
+  }
+  return positionOf((await from(low))!);
+}
+
+export interface Horizon {
+  block: number;
+  date: string;
+}
+
+/** The oldest point a read must cover: the newest record taken less the reorg window, never below the floor. */
+export function horizonOf(floor: Position, read: Position | undefined, reorgDepth: number): Horizon {
+  const floorBlock = (floor.block ?? -1) + 1;
+  const block = read?.block === undefined ? floorBlock : Math.max(floorBlock, read.block - reorgDepth);
+  let date = floor.date;
+  if (read) {
+    const back = new Date(Date.parse(`${read.date}Z`) - reorgDepth * SECONDS_PER_BLOCK * 1000);
+    const readFloor = Number.isNaN(back.getTime()) ? "" : back.toISOString().slice(0, 19);
+    if (readFloor > date) date = readFloor;
+  }
+  return { block, date };
+}
+
+export const isBefore = (record: TransactionRecord, horizon: Horizon): boolean => {
+  const { block, date } = positionOf(record);
+  return block !== undefined ? block < horizon.block : date < horizon.date;
+};
+
+/** Records after the floor: with a block, a later block; without one, a later date. */
+export const isAfter = (record: TransactionRecord, floor: Position): boolean => {
+  const { block, date } = positionOf(record);
+  return block !== undefined ? block > (floor.block ?? -1) : date > floor.date;
+};
+
+/** Every record from the horizon on, oldest first. */
+export async function readFrom(rule: Rule, horizon: Horizon, ctx: FollowContext): Promise<TransactionRecord[]> {
+  const query = queryOf(rule, ctx);
+  const out: TransactionRecord[] = [];
+  if (rule.kind === "on-chain") {
+    for await (const page of pacedPages(rule, { ...query, from_block: horizon.block }, ctx)) {
+      out.push(...page.transactions);
+    }
+    return out;
+  }
+  read: for await (const page of pacedPages(rule, query, ctx)) {
+    for (const record of page.transactions) {
+      if (isBefore(record, horizon)) break read;
+      out.push(record);
+    }
+  }
+  return out.reverse();
+}
+
+/** How long to hold off after a failed read: a 429's Retry-After (or a minute without one); undefined otherwise. */
+export function holdOffMs(err: unknown): number | undefined {
+  if (!(err instanceof PageError) || err.payload.details.code !== "upstream_rate_limited") return undefined;
+  const headers = (err.response as { headers?: Record<string, string | string[]> } | undefined)?.headers ?? {};
+  return retryAfterMs(headers["retry-after"]) ?? 60_000;
+}

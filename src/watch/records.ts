@@ -1,0 +1,171 @@
+/**
+ * What the watch needs to know about one transaction record, whatever its shape (SPEC.md A–D): its place in time,
+ * a key that names it across re-reads and reorgs, whether a rule wants it, and the values its templates may use.
+ */
+import { createHash } from "node:crypto";
+import { stringifyJson } from "../core/json.js";
+import type { TransactionRecord } from "../schemas/transactions.js";
+import { MAINNET_ETH_TOKENS } from "../sources/index/decode.js";
+import type { Rule } from "./config.js";
+
+type Loose = Record<string, any>;
+
+/** Where a record sits in time: its block when it has one (on-chain kinds), its date always. */
+export interface Position {
+  block: number | undefined;
+  date: string;
+}
+
+export function positionOf(record: TransactionRecord): Position {
+  const r = record as Loose;
+  return { block: typeof r.block_number === "number" ? r.block_number : undefined, date: String(r.transaction_date) };
+}
+
+/** The NFT of any shape: sales, bids and listings nest it in `nft`, transfers carry it flat. */
+function nftOf(r: Loose): { contract: string; tokenId: string; contractType: string } {
+  const nft = r.nft ?? {};
+  return {
+    contract: String(nft.contract_address ?? r.contract_address ?? "").toLowerCase(),
+    tokenId: String(nft.token_id ?? r.token_id ?? ""),
+    contractType: String(nft.contract_type ?? ""),
+  };
+}
+
+/** The parties of any shape as (from, to): seller → buyer, transfer_from → transfer_to, the owner, the bidder. */
+function partiesOf(r: Loose): { from: string; to: string } {
+  switch (r.type) {
+    case "sale":
+      return { from: r.seller_address ?? "", to: r.buyer_address ?? "" };
+    case "mint":
+      return { from: "", to: r.owner_address ?? r.transfer_to ?? "" };
+    case "burn":
+      return { from: r.owner_address ?? r.transfer_from ?? "", to: "" };
+    case "bid":
+    case "cancel_bid":
+      return { from: r.bidder_address ?? "", to: "" };
+    case "list":
+    case "cancel_list":
+      return { from: r.lister_address ?? "", to: "" };
+    default:
+      return { from: r.transfer_from ?? "", to: r.transfer_to ?? "" };
+  }
+}
+
+/**
+ * The record's identity: what stays the same when the same event is read again, or re-mined in another block
+ * after a reorg (block number, hash, date and the USD rate may change; the transaction and what it did do not).
+ * Rows without a transaction (order-book bids and listings) are named by their date as well.
+ */
+function identity(record: TransactionRecord): string {
+  const r = record as Loose;
+  const { contract, tokenId } = nftOf(r);
+  const { from, to } = partiesOf(r);
+  const p = r.price_details ?? {};
+  const fields = [
+    r.type,
+    r.transaction_hash ?? `@${r.transaction_date}`,
+    contract,
+    tokenId,
+    String(from).toLowerCase(),
+    String(to).toLowerCase(),
+    stringifyJson(r.quantity ?? null),
+    stringifyJson(p.price ?? null),
+    p.asset_type ?? "",
+    String(p.contract_address ?? "").toLowerCase(),
+    r.marketplace ?? "",
+  ];
+  return createHash("sha256").update(fields.join("\u0000")).digest("hex").slice(0, 24);
+}
+
+/**
+ * Keys of records read together, in their order: the identity, and `.2`, `.3`… for a second and third record with
+ * the same identity (one transaction moving the same token twice). Stable because a read always covers whole
+ * blocks, so every record of a transaction is counted in the same read.
+ */
+export function recordKeys(records: readonly TransactionRecord[]): string[] {
+  const seen = new Map<string, number>();
+  return records.map((record) => {
+    const id = identity(record);
+    const n = (seen.get(id) ?? 0) + 1;
+    seen.set(id, n);
+    return n === 1 ? id : `${id}.${n}`;
+  });
+}
+
+/**
+ * NFTPort's filter semantics: `list` means listings and their cancellations, `bid` bids and theirs. Checked here too
+ * because NFTPort's own filter is loose (`sale` on one token also returns `cancel_list` rows).
+ */
+function typeMatches(type: string, wanted: readonly string[]): boolean {
+  if (wanted.includes("all") || wanted.includes(type)) return true;
+  return (type === "cancel_list" && wanted.includes("list")) || (type === "cancel_bid" && wanted.includes("bid"));
+}
+
+/** Whether a rule wants this record: its kind, and its price when the rule sets a minimum. */
+export function ruleWants(rule: Rule, record: TransactionRecord, ethTokens: ReadonlySet<string>): boolean {
+  const r = record as Loose;
+  if (!typeMatches(String(r.type), rule.type)) return false;
+  if (!rule.min_price) return true;
+  const p = r.price_details;
+  if (!p) return false;
+  if (rule.min_price.usd !== undefined) return typeof p.price_usd === "number" && p.price_usd >= rule.min_price.usd;
+  const inEth = p.asset_type === "ETH" || ethTokens.has(String(p.contract_address ?? "").toLowerCase());
+  return inEth && typeof p.price === "number" && p.price >= (rule.min_price.eth ?? 0);
+}
+
+export const ETH_TOKENS: ReadonlySet<string> = new Set(MAINNET_ETH_TOKENS);
+
+/** `0x1234…abcd` for an address; anything short stays whole. */
+export const shortAddress = (address: string) =>
+  address.length > 14 ? `${address.slice(0, 6)}…${address.slice(-4)}` : address;
+
+const amount = (value: number, digits: number) => value.toLocaleString("en-US", { maximumFractionDigits: digits });
+
+/**
+ * The `{{var:…}}` values of one record, the same names for every shape; a value the record does not have is "".
+ * `summary` is the whole record in one line.
+ */
+export function recordVariables(record: TransactionRecord, rule: string): Record<string, string> {
+  const r = record as Loose;
+  const { contract, tokenId, contractType } = nftOf(r);
+  const { from, to } = partiesOf(r);
+  const p = r.price_details ?? {};
+  const currency = p.asset_type === "ETH" ? "ETH" : String(p.contract_address ?? p.asset_type ?? "");
+  const price = typeof p.price === "number" ? String(p.price) : "";
+  const priceUsd = typeof p.price_usd === "number" ? p.price_usd.toFixed(2) : "";
+  const quantity = r.quantity === undefined ? "" : String(r.quantity);
+  const parts = [
+    `${r.type} of ${contractType ? `${contractType} ` : ""}${shortAddress(contract)} #${tokenId}`,
+    quantity && quantity !== "1" ? ` x${quantity}` : "",
+    price
+      ? ` for ${amount(Number(price), 6)} ${p.asset_type === "ETH" ? "ETH" : shortAddress(currency)}${priceUsd ? ` ($${amount(Number(priceUsd), 2)})` : ""}`
+      : "",
+    from || to ? `, ${from ? shortAddress(from) : "…"} -> ${to ? shortAddress(to) : "…"}` : "",
+    r.marketplace ? ` on ${r.marketplace}` : "",
+    r.block_number !== undefined ? `, block ${r.block_number}` : "",
+  ];
+  return {
+    rule,
+    summary: parts.join(""),
+    type: String(r.type),
+    contract_address: contract,
+    token_id: tokenId,
+    contract_type: contractType,
+    quantity,
+    price,
+    currency,
+    price_usd: priceUsd,
+    from: String(from),
+    to: String(to),
+    marketplace: String(r.marketplace ?? ""),
+    block_number: r.block_number === undefined ? "" : String(r.block_number),
+    block_hash: String(r.block_hash ?? ""),
+    transaction_hash: String(r.transaction_hash ?? ""),
+    transaction_date: String(r.transaction_date ?? ""),
+  };
+}
+
+/** The names `recordVariables` fills, for checking templates before anything runs. */
+export const RECORD_VARIABLES: readonly string[] = Object.keys(
+  recordVariables({ type: "sale", transaction_date: "" } as unknown as TransactionRecord, ""),
+);

@@ -1,0 +1,130 @@
+/**
+ * A rule's mail template made into Send API v3.1 messages: one per record (`each`) or one per digest. The
+ * `{{var:name}}` / `{{var:name:"default"}}` syntax and its escaping are the SMTP/outbox renderer's own
+ * (transports/mime/template.ts), applied here so every transport delivers the same text.
+ */
+import type { Violation } from "../core/errors.js";
+import type { EmailMessage } from "../schemas/email.js";
+import type { TransactionRecord } from "../schemas/transactions.js";
+import { substituteVariables } from "../transports/mime/template.js";
+import type { Rule, WatchRule } from "./config.js";
+import { positionOf, RECORD_VARIABLES, recordVariables } from "./records.js";
+
+type Mail = WatchRule["mail"];
+type Part = "subject" | "text" | "html" | "item_text" | "item_html";
+
+const EACH_DEFAULTS = {
+  subject: "{{var:rule}}: {{var:summary}}",
+  text:
+    "{{var:summary}}\n\nContract: {{var:contract_address}}\nToken: {{var:token_id}}\nTransaction: {{var:transaction_hash}}\n" +
+    "Block: {{var:block_number}}\nDate (UTC): {{var:transaction_date}}\n\nSent by chainmail watch (rule {{var:rule}}).",
+  html:
+    "<p>{{var:summary}}</p><ul><li>Contract: {{var:contract_address}}</li><li>Token: {{var:token_id}}</li>" +
+    "<li>Transaction: {{var:transaction_hash}}</li><li>Block: {{var:block_number}}</li>" +
+    "<li>Date (UTC): {{var:transaction_date}}</li></ul><p>Sent by chainmail watch (rule {{var:rule}}).</p>",
+} as const;
+
+const DIGEST_DEFAULTS = {
+  subject: "{{var:rule}}: {{var:count}} new records",
+  text: "{{var:rule}}: {{var:count}} new records, {{var:first_date}} to {{var:last_date}} UTC\n\n{{var:items}}\n\nSent by chainmail watch.",
+  html: "<p>{{var:rule}}: {{var:count}} new records, {{var:first_date}} to {{var:last_date}} UTC</p><ul>{{var:items}}</ul><p>Sent by chainmail watch.</p>",
+  item_text: "- {{var:summary}}",
+  item_html: "<li>{{var:summary}}</li>",
+} as const;
+
+export const DIGEST_VARIABLES = ["rule", "count", "items", "first_date", "last_date", "first_block", "last_block"];
+
+/** Which names each part may use, by mode. */
+function allowedNames(mode: "each" | "digest", part: Part): readonly string[] {
+  if (mode === "each" || part === "item_text" || part === "item_html") return RECORD_VARIABLES;
+  return DIGEST_VARIABLES;
+}
+
+/** `{{var:…}}` names in a template that have no default and that the rule's records cannot fill. */
+export function templateProblems(mail: Mail, mode: "each" | "digest"): Violation[] {
+  const out: Violation[] = [];
+  for (const part of ["subject", "text", "html", "item_text", "item_html"] as const) {
+    const text = mail[part];
+    if (text === undefined) continue;
+    const allowed = allowedNames(mode, part);
+    const unknown = [...new Set(substituteVariables(text, {}, { html: false }).missing)].filter(
+      (name) => !allowed.includes(name),
+    );
+    if (unknown.length) {
+      out.push({
+        field: part,
+        rule: `variables: ${allowed.join(", ")}`,
+        message: `${part} uses unknown variable${unknown.length > 1 ? "s" : ""} ${unknown.join(", ")} (known: ${allowed.join(", ")}; or give a default: {{var:name:"…"}})`,
+      });
+    }
+  }
+  return out;
+}
+
+// A marker the HTML escaping leaves alone, replaced by the already-escaped item list afterwards.
+const ITEMS_MARK = "\u0000items\u0000";
+
+function fill(template: string, variables: Record<string, string>, html: boolean): string {
+  const { text } = substituteVariables(template, variables, { html });
+  return html ? text.replace(ITEMS_MARK, variables.itemsHtml ?? "") : text;
+}
+
+/** Subjects are one line of at most 255 characters (Mailjet refuses longer ones). */
+function subjectLine(text: string): string {
+  const line = text.replace(/\s*[\r\n]+\s*/g, " ").trim();
+  return line.length > 255 ? `${line.slice(0, 254)}…` : line;
+}
+
+function envelope(rule: Rule, customId: string): Omit<EmailMessage, "Subject" | "TextPart" | "HTMLPart"> {
+  return {
+    From: rule.from,
+    To: rule.mail.to,
+    ...(rule.mail.cc?.length ? { Cc: rule.mail.cc } : {}),
+    ...(rule.mail.bcc?.length ? { Bcc: rule.mail.bcc } : {}),
+    CustomID: customId,
+  };
+}
+
+/** `each`: the message for one record. */
+export function eachMessage(rule: Rule, record: TransactionRecord, customId: string): EmailMessage {
+  const variables = recordVariables(record, rule.id);
+  const template = { ...EACH_DEFAULTS, ...definedParts(rule.mail) };
+  return {
+    ...envelope(rule, customId),
+    Subject: subjectLine(fill(template.subject, variables, false)),
+    TextPart: fill(template.text, variables, false),
+    HTMLPart: fill(template.html, variables, true),
+  };
+}
+
+/** `digest`: one message listing several records, oldest first. */
+export function digestMessage(rule: Rule, records: readonly TransactionRecord[], customId: string): EmailMessage {
+  const template = { ...DIGEST_DEFAULTS, ...definedParts(rule.mail) };
+  const each = records.map((record) => recordVariables(record, rule.id));
+  const first = positionOf(records[0]!);
+  const last = positionOf(records[records.length - 1]!);
+  const variables: Record<string, string> = {
+    rule: rule.id,
+    count: String(records.length),
+    first_date: first.date,
+    last_date: last.date,
+    first_block: first.block === undefined ? "" : String(first.block),
+    last_block: last.block === undefined ? "" : String(last.block),
+  };
+  const itemsText = each.map((v) => fill(template.item_text, v, false)).join("\n");
+  const itemsHtml = each.map((v) => fill(template.item_html, v, true)).join("\n");
+  return {
+    ...envelope(rule, customId),
+    Subject: subjectLine(fill(template.subject, { ...variables, items: "" }, false)),
+    TextPart: fill(template.text, { ...variables, items: itemsText }, false),
+    HTMLPart: fill(template.html, { ...variables, items: ITEMS_MARK, itemsHtml }, true),
+  };
+}
+
+function definedParts(mail: Mail): Partial<Record<Part, string>> {
+  return Object.fromEntries(
+    (["subject", "text", "html", "item_text", "item_html"] as const)
+      .filter((part) => mail[part] !== undefined)
+      .map((part) => [part, mail[part]!]),
+  );
+}

@@ -1,0 +1,92 @@
+/**
+ * Where a watch keeps what must survive a crash, beside the index: per rule its start and read position, every
+ * record it took (the key that makes "never twice" a primary key), and the journal of emails — each intent
+ * written before its send and settled with the send's result.
+ *
+ * Record states: queued (taken, waiting for its email) → claimed (an email intent carries it) → sent | failed |
+ * unknown; dropped when a reorg removed it before it was mailed. Email states: pending (journalled; a send may
+ * have happened) → sent | failed | unknown, or retry (surely not sent: send again).
+ */
+import type { EmailMessage, MessageResult } from "../schemas/email.js";
+import type { TransactionRecord } from "../schemas/transactions.js";
+import type { Position } from "./records.js";
+
+export type RecordState = "queued" | "claimed" | "sent" | "failed" | "unknown" | "dropped";
+export type MailState = "pending" | "retry" | "sent" | "failed" | "unknown";
+
+export interface RuleState {
+  rule: string;
+  /** What the rule reads (source, retriever, contract, token): a rule that changes it needs a new id. */
+  fingerprint: string;
+  /** Records at or before this are never mailed (the newest record at first start, or start_block - 1). */
+  floor: Position;
+  /** The newest record taken so far; reads start a reorg depth below it. */
+  read: Position | undefined;
+  /** Key of the newest record whose email went out. */
+  lastMailed: string | undefined;
+  /** When the current digest started collecting (ms since the epoch). */
+  digestSince: number | undefined;
+}
+
+export interface TakenRecord {
+  key: string;
+  position: Position;
+  record: TransactionRecord;
+}
+
+export interface StoredRecord extends TakenRecord {
+  state: RecordState;
+  customId: string | undefined;
+  reorged: boolean;
+}
+
+export interface Mail {
+  customId: string;
+  rule: string;
+  state: MailState;
+  message: EmailMessage;
+  attempts: number;
+  result?: MessageResult | undefined;
+}
+
+export interface MailResult {
+  customId: string;
+  state: Exclude<MailState, "pending">;
+  result: MessageResult;
+}
+
+export interface LeaseHolder {
+  id: string;
+  pid: number;
+  host: string;
+}
+
+export interface WatchStore {
+  /** Where it is (a path or a database URL without its password), for messages. */
+  readonly where: string;
+  /**
+   * Takes or renews the single-writer lease: two watches on one store would settle each other's sends. Throws
+   * `storage_error` naming the holder while another live watch holds it.
+   */
+  lease(holder: LeaseHolder, ttlMs: number): Promise<void>;
+  releaseLease(holder: LeaseHolder): Promise<void>;
+  ruleState(rule: string): Promise<RuleState | undefined>;
+  startRule(rule: string, fingerprint: string, floor: Position): Promise<void>;
+  /** Records the rule already took, of these keys. */
+  knownKeys(rule: string, keys: readonly string[]): Promise<Set<string>>;
+  /** One transaction: the new records as queued, the read position, and the digest start if it is new. */
+  take(rule: string, records: readonly TakenRecord[], read: Position, digestSince?: number): Promise<void>;
+  /** Records taken at or after `block` (reorg check) that a reorg has not dropped. */
+  recordsFrom(rule: string, block: number): Promise<StoredRecord[]>;
+  /** Marks records a reorg removed (queued ones become dropped), or clears the mark of records that came back. */
+  markReorged(rule: string, keys: readonly string[], removed: boolean): Promise<void>;
+  queued(rule: string): Promise<StoredRecord[]>;
+  /** One transaction: the intents as pending emails, their records claimed, the rule's digest window closed. */
+  journal(rule: string, intents: readonly { mail: Mail; keys: readonly string[] }[]): Promise<void>;
+  mails(states: readonly MailState[]): Promise<Mail[]>;
+  /** Back to pending before a send is retried (a crash during it must be resolved, not resent). */
+  markSending(customIds: readonly string[]): Promise<void>;
+  /** One transaction: each email's state and result, its records' state, and each rule's last mailed record. */
+  settle(results: readonly MailResult[]): Promise<void>;
+  close(): Promise<void>;
+}

@@ -1,0 +1,402 @@
+/**
+ * `chainmail watch`: NFT activity to email, as a flow of the existing nodes. Each poll, every rule reads its new
+ * records through its retriever (follow.ts) and takes them into the journal; records become email intents
+ * (each: one per record; digest: one per rule when due), journalled before `email-send` sends them, and settled
+ * with the send's results. Never twice: a record is taken once (its key is a primary key), an intent is never sent
+ * again once it may have gone out, and an intent left open by a crash is looked up in the transport, not resent.
+ * Never skipped: records wait in the journal until their email's fate is known.
+ */
+import { createHash } from "node:crypto";
+import { existsSync } from "node:fs";
+import { dirname, join } from "node:path";
+import { setTimeout as sleep } from "node:timers/promises";
+import { loadConfig } from "../core/config.js";
+import { ChainmailError } from "../core/errors.js";
+import type { Logger } from "../core/node.js";
+import type { EmailMessage } from "../schemas/email.js";
+import { parseWatchConfig, type Rule, type WatchConfig } from "./config.js";
+import {
+  type FollowContext,
+  findFloor,
+  fingerprintOf,
+  holdOffMs,
+  horizonOf,
+  isAfter,
+  Pacer,
+  readFrom,
+} from "./follow.js";
+import { newLeaseHolder } from "./lease.js";
+import { ETH_TOKENS, type Position, positionOf, recordKeys, ruleWants } from "./records.js";
+import { digestMessage, eachMessage } from "./render.js";
+import { resolveMails, type SendContext, sendMails } from "./send.js";
+import type { Mail, MailResult, WatchStore } from "./store.js";
+import { openWatchStore } from "./stores.js";
+
+export interface WatchOptions {
+  /** The configuration: the parsed JSON of a watch file (checked here), or an already checked one. */
+  config: unknown;
+  /** Settings (EMAIL_TRANSPORT, INDEX_DB, NFTPORT_API_KEY, …); default the process environment. */
+  env?: Record<string, string | undefined>;
+  signal?: AbortSignal;
+  logger?: Logger;
+  /** One poll and its sends, then return (default: until `signal` aborts). */
+  once?: boolean;
+}
+
+export interface WatchSummary {
+  polls: number;
+  /** Emails by final state over this run. */
+  sent: number;
+  failed: number;
+  unknown: number;
+}
+
+/** A digest carries at most this many records; more wait for the next one. */
+const DIGEST_MAX_RECORDS = 500;
+
+const silent: Logger = { debug() {}, info() {}, warn() {}, error() {} };
+
+/** The CustomID of a rule's email: the rule and what it carries, so the same intent always has the same id. */
+export function customIdOf(rule: string, keys: readonly string[]): string {
+  if (keys.length === 1) return `cw.${rule}.${keys[0]}`;
+  return `cw.${rule}.d${createHash("sha256").update(keys.join(",")).digest("hex").slice(0, 24)}`;
+}
+
+/** Settings the watch runs with: NFT_SOURCE from the config, and an SMTP journal beside the store. */
+function settingsOf(watchConfig: WatchConfig, env: Record<string, string | undefined>) {
+  const base = loadConfig({ ...env, NFT_SOURCE: watchConfig.source });
+  const store = watchConfig.store ?? base.indexDb;
+  const beside = /^postgres(ql)?:/i.test(store) ? "./data" : dirname(store);
+  const config = loadConfig({
+    ...env,
+    NFT_SOURCE: watchConfig.source,
+    SMTP_JOURNAL: env.SMTP_JOURNAL || join(beside, "smtp-journal.jsonl"),
+  });
+  return { config, store };
+}
+
+export async function watch(options: WatchOptions): Promise<WatchSummary> {
+  const env = options.env ?? process.env;
+  const watchConfig = parseWatchConfig(options.config, env.NFT_SOURCE === "index" ? "index" : "nftport");
+  const { config, store: where } = settingsOf(watchConfig, env);
+  const logger = options.logger ?? silent;
+  const store = await openWatchStore(where);
+  const holder = newLeaseHolder();
+  const leaseMs = Math.max(30_000, watchConfig.pollMs * 5);
+  const run = new WatchRun(watchConfig, store, {
+    follow: {
+      config,
+      source: watchConfig.source,
+      reorgDepth: watchConfig.reorgDepth,
+      signal: options.signal,
+      pacer: watchConfig.source === "nftport" ? new Pacer(watchConfig.nftportRequestsPerSecond) : undefined,
+    },
+    send: { config, signal: options.signal, logger },
+    logger,
+  });
+  try {
+    await store.lease(holder, leaseMs);
+    logger.info({ store: store.where, rules: watchConfig.rules.length, source: watchConfig.source }, "watch started");
+    for (;;) {
+      await run.tick();
+      if (options.once || options.signal?.aborted) break;
+      await sleep(watchConfig.pollMs, undefined, { signal: options.signal }).catch(() => undefined);
+      if (options.signal?.aborted) break;
+      await store.lease(holder, leaseMs);
+    }
+    return run.summary;
+  } finally {
+    await store.releaseLease(holder).catch(() => undefined);
+    await store.close();
+  }
+}
+
+interface RunContext {
+  follow: FollowContext;
+  send: SendContext;
+  logger: Logger;
+}
+
+/** One watch's state between polls: back-off after failures, counts. */
+class WatchRun {
+  readonly summary: WatchSummary = { polls: 0, sent: 0, failed: 0, unknown: 0 };
+  private readonly holdOff = new Map<string, number>();
+  private sendFailures = 0;
+  private sendHoldOff = 0;
+
+  constructor(
+    private readonly watchConfig: WatchConfig,
+    private readonly store: WatchStore,
+    private readonly ctx: RunContext,
+  ) {}
+
+  async tick(): Promise<void> {
+    this.summary.polls++;
+    // Intents left open (a crash, a failed bookkeeping write) are resolved before anything new is sent.
+    await this.resolveOpen();
+    const journalled: Mail[] = [];
+    for (const rule of this.watchConfig.rules) {
+      if (this.ctx.follow.signal?.aborted) return;
+      if ((this.holdOff.get(rule.id) ?? 0) > Date.now()) continue;
+      try {
+        await this.poll(rule);
+        journalled.push(...(await this.claim(rule)));
+      } catch (err) {
+        this.failed(rule, err);
+      }
+    }
+    await this.send(journalled);
+  }
+
+  private failed(rule: Rule, err: unknown): void {
+    if (err instanceof ChainmailError && err.code === "storage_error") throw err;
+    const wait = holdOffMs(err);
+    if (wait !== undefined) {
+      this.ctx.follow.pacer?.pauseUntil(Date.now() + wait);
+      this.holdOff.set(rule.id, Date.now() + wait);
+    }
+    const error = err instanceof Error ? err.message : String(err);
+    this.ctx.logger.warn(
+      { rule: rule.id, code: (err as { code?: string }).code, error, ...(wait ? { retry_in_ms: wait } : {}) },
+      "reading the rule's records failed; it is tried again at the next poll",
+    );
+  }
+
+  private async resolveOpen(): Promise<void> {
+    const open = await this.store.mails(["pending"]);
+    if (!open.length) return;
+    let results: MailResult[];
+    try {
+      results = await resolveMails(open, this.ctx.send);
+    } catch (err) {
+      // They stay open (never resent); new intents are independent of them and go on.
+      this.ctx.logger.warn(
+        { error: err instanceof Error ? err.message : String(err), emails: open.length },
+        "could not look up emails left open by an earlier run; trying again at the next poll",
+      );
+      return;
+    }
+    await this.store.settle(results);
+    for (const r of results) this.count(r, "resolved");
+  }
+
+  /** Reads the rule's new records and takes them into the journal; logs what a reorg removed. */
+  private async poll(rule: Rule): Promise<void> {
+    const { follow, logger } = this.ctx;
+    const fingerprint = fingerprintOf(rule, follow);
+    let state = await this.store.ruleState(rule.id);
+    if (!state) {
+      const floor = await findFloor(rule, follow);
+      await this.store.startRule(rule.id, fingerprint, floor);
+      logger.info({ rule: rule.id, after_block: floor.block ?? null, after_date: floor.date }, "rule started");
+      state = (await this.store.ruleState(rule.id))!;
+    } else if (state.fingerprint !== fingerprint) {
+      throw new ChainmailError(
+        "INVALID_INPUT",
+        `Rule ${rule.id} now reads other records than when its state was saved (${state.fingerprint} → ${fingerprint}).`,
+        { hint: "Give a rule with a new query a new id.", details: { field: "rules.id", rule: rule.id } },
+      );
+    }
+    const horizon = horizonOf(state.floor, state.read, follow.reorgDepth);
+    const read = await readFrom(rule, horizon, follow);
+    const floor = state.floor;
+    const wanted = read.filter((r) => isAfter(r, floor) && ruleWants(rule, r, ETH_TOKENS));
+    const keys = recordKeys(wanted);
+
+    // Reorgs: every record taken from the horizon on must have been read again.
+    const present = new Set(keys);
+    const window = await this.store.recordsFrom(rule.id, horizon.block);
+    const gone = window.filter((s) => !s.reorged && !present.has(s.key));
+    const back = window.filter((s) => s.reorged && present.has(s.key));
+    if (gone.length) {
+      await this.store.markReorged(
+        rule.id,
+        gone.map((s) => s.key),
+        true,
+      );
+      for (const s of gone) {
+        const mailed = s.state !== "queued";
+        logger.warn(
+          { rule: rule.id, key: s.key, block: s.position.block, state: s.state, custom_id: s.customId ?? null },
+          mailed
+            ? "a reorg removed a record that was already mailed; nothing more is sent for it"
+            : "a reorg removed a record before it was mailed; it will not be mailed",
+        );
+      }
+    }
+    if (back.length) {
+      await this.store.markReorged(
+        rule.id,
+        back.map((s) => s.key),
+        false,
+      );
+      for (const s of back) logger.info({ rule: rule.id, key: s.key }, "a record removed by a reorg is back");
+    }
+
+    const known = await this.store.knownKeys(rule.id, keys);
+    const fresh = wanted.map((record, i) => ({ record, key: keys[i]!, position: positionOf(record) }));
+    const taken = fresh.filter((r) => !known.has(r.key));
+    const newest = read.length ? positionOf(read[read.length - 1]!) : undefined;
+    const position = later(state.read, newest);
+    if (!taken.length && position === state.read) return;
+    await this.store.take(
+      rule.id,
+      taken,
+      position ?? floor,
+      taken.length && rule.mode === "digest" ? Date.now() : undefined,
+    );
+    if (taken.length) logger.info({ rule: rule.id, records: taken.length }, "new records");
+  }
+
+  /** Turns the rule's queued records into journalled email intents: one per record, or a due digest. */
+  private async claim(rule: Rule): Promise<Mail[]> {
+    const queued = await this.store.queued(rule.id);
+    if (!queued.length) return [];
+    let intents: { mail: Mail; keys: string[] }[];
+    if (rule.mode === "each") {
+      intents = queued.map((q) => {
+        const customId = customIdOf(rule.id, [q.key]);
+        return { mail: mailOf(rule, customId, eachMessage(rule, q.record, customId)), keys: [q.key] };
+      });
+    } else {
+      const state = await this.store.ruleState(rule.id);
+      const since = state?.digestSince ?? Date.now();
+      const byCount = rule.digest?.records !== undefined && queued.length >= rule.digest.records;
+      const byTime = rule.digest?.minutes !== undefined && Date.now() - since >= rule.digest.minutes * 60_000;
+      if (!byCount && !byTime) return [];
+      const batch = queued.slice(0, DIGEST_MAX_RECORDS);
+      const keys = batch.map((q) => q.key);
+      const customId = customIdOf(rule.id, keys);
+      const message = digestMessage(
+        rule,
+        batch.map((q) => q.record),
+        customId,
+      );
+      intents = [{ mail: mailOf(rule, customId, message), keys }];
+    }
+    await this.store.journal(rule.id, intents);
+    return intents.map((i) => i.mail);
+  }
+
+  /** Sends the new intents and the ones due for a retry in one email-send run, then settles them. */
+  private async send(journalled: Mail[]): Promise<void> {
+    const retries = Date.now() >= this.sendHoldOff ? await this.store.mails(["retry"]) : [];
+    if (retries.length) await this.store.markSending(retries.map((m) => m.customId));
+    const batch = [...journalled, ...retries];
+    if (!batch.length) return;
+    testKillAt("journalled");
+    const results = await sendMails(batch, this.ctx.send);
+    testKillAt("sent");
+    await this.store.settle(results);
+    for (const r of results) this.count(r, "sent");
+    const retry = results.filter((r) => r.state === "retry").length;
+    if (retry) {
+      this.sendFailures++;
+      // Surely-not-sent emails wait, doubling from one poll interval up to five minutes.
+      this.sendHoldOff = Date.now() + Math.min(300_000, this.watchConfig.pollMs * 2 ** (this.sendFailures - 1));
+    } else {
+      this.sendFailures = 0;
+    }
+  }
+
+  private count(result: MailResult, how: "sent" | "resolved"): void {
+    const { logger } = this.ctx;
+    const fields = { custom_id: result.customId, state: result.state };
+    if (result.state === "sent") {
+      this.summary.sent++;
+      logger.info(fields, how === "sent" ? "mailed" : "an email left open by an earlier run had gone out");
+    } else if (result.state === "unknown") {
+      this.summary.unknown++;
+      logger.warn(
+        { ...fields, error: errorText(result) },
+        "delivery unknown: it may have been delivered, so it is not sent again; check the provider",
+      );
+    } else if (result.state === "failed") {
+      this.summary.failed++;
+      logger.error({ ...fields, error: errorText(result) }, "the email was refused and will not be sent");
+    } else {
+      logger.warn({ ...fields, error: errorText(result) }, "the email was not sent; it is sent again later");
+    }
+  }
+}
+
+function mailOf(rule: Rule, customId: string, message: EmailMessage): Mail {
+  return { customId, rule: rule.id, state: "pending", message, attempts: 1 };
+}
+
+function errorText(result: MailResult): string {
+  return result.result.Errors?.map((e) => `${e.ErrorCode}: ${e.ErrorMessage}`).join("; ") ?? "";
+}
+
+/** The later of two positions (block first, then date). */
+function later(a: Position | undefined, b: Position | undefined): Position | undefined {
+  if (!a) return b;
+  if (!b) return a;
+  const ab = a.block ?? -1;
+  const bb = b.block ?? -1;
+  if (bb !== ab) return bb > ab ? b : a;
+  return b.date > a.date ? b : a;
+}
+
+/**
+ * Test-only: CHAINMAIL_WATCH_TEST_KILL=journalled|sent kills this process with SIGKILL right after the intents
+ * were journalled, or right after the send returned and before its results were settled — the crash the journal
+ * exists for, made exact for the tests that restart a watch after it.
+ */
+function testKillAt(point: "journalled" | "sent"): void {
+  if (process.env.CHAINMAIL_WATCH_TEST_KILL === point) process.kill(process.pid, "SIGKILL");
+}
+
+export interface PreviewEmail {
+  rule: string;
+  records: number;
+  message: EmailMessage;
+}
+
+/**
+ * `--dry-run`: the emails the next poll would send, without writing or sending anything. A rule with saved state
+ * shows its new records; a rule that never ran shows what the records of its newest `reorg_depth` blocks would
+ * give, as a preview of its template.
+ */
+export async function previewWatch(options: Omit<WatchOptions, "once" | "logger">): Promise<PreviewEmail[]> {
+  const env = options.env ?? process.env;
+  const watchConfig = parseWatchConfig(options.config, env.NFT_SOURCE === "index" ? "index" : "nftport");
+  const { config, store: where } = settingsOf(watchConfig, env);
+  const follow: FollowContext = {
+    config,
+    source: watchConfig.source,
+    reorgDepth: watchConfig.reorgDepth,
+    signal: options.signal,
+    pacer: watchConfig.source === "nftport" ? new Pacer(watchConfig.nftportRequestsPerSecond) : undefined,
+  };
+  const store = /^postgres(ql)?:/i.test(where) || existsSync(where) ? await openWatchStore(where) : undefined;
+  const out: PreviewEmail[] = [];
+  try {
+    for (const rule of watchConfig.rules) {
+      const state = await store?.ruleState(rule.id);
+      const floor = state?.floor ?? (await findFloor(rule, follow));
+      const horizon = state
+        ? horizonOf(floor, state.read, follow.reorgDepth)
+        : { block: Math.max(0, (floor.block ?? 0) - follow.reorgDepth), date: "" };
+      const read = await readFrom(rule, horizon, follow);
+      const wanted = read.filter((r) => (!state || isAfter(r, floor)) && ruleWants(rule, r, ETH_TOKENS));
+      const keys = recordKeys(wanted);
+      const known = state ? await store!.knownKeys(rule.id, keys) : new Set<string>();
+      const fresh = wanted.filter((_, i) => !known.has(keys[i]!));
+      const freshKeys = keys.filter((k) => !known.has(k));
+      if (!fresh.length) continue;
+      if (rule.mode === "each") {
+        fresh.forEach((record, i) => {
+          const customId = customIdOf(rule.id, [freshKeys[i]!]);
+          out.push({ rule: rule.id, records: 1, message: eachMessage(rule, record, customId) });
+        });
+      } else {
+        const customId = customIdOf(rule.id, freshKeys);
+        out.push({ rule: rule.id, records: fresh.length, message: digestMessage(rule, fresh, customId) });
+      }
+    }
+  } finally {
+    await store?.close();
+  }
+  return out;
+}

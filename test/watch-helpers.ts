@@ -1,0 +1,48 @@
+/** Shared by the watch tests: an anvil with an NFT and a Seaport emitter, sales on it, and a log catcher. */
+import type { Logger } from "../src/core/node.js";
+import { TOPIC } from "../src/sources/index/decode.js";
+import { type Anvil, address, emitTx, orderFulfilled, orderFulfilledData, topic } from "./index-helpers.js";
+
+export const NFT = address(0x721);
+export const SEAPORT = address(0x5ea);
+export const SELLER = address(0xa11ce);
+export const BUYER = address(0xb0b);
+export const ZERO = address(0);
+const WEI = 10n ** 18n;
+
+/** A listing of `tokenId` filled for `milliEth` / 1000 ETH: one OrderFulfilled, one transaction, one block. */
+export function sell(anvil: Anvil, tokenId: number, milliEth: number) {
+  return orderFulfilled(anvil, SEAPORT, SELLER, BUYER, ...saleItems(tokenId, milliEth));
+}
+
+function saleItems(tokenId: number, milliEth: number) {
+  return [
+    [{ itemType: 2, token: NFT, identifier: tokenId, amount: 1 }],
+    [{ itemType: 0, token: ZERO, identifier: 0, amount: (BigInt(milliEth) * WEI) / 1000n, recipient: SELLER }],
+  ] as const;
+}
+
+/** The transaction of such a sale, for anvil_reorg's replacement blocks. */
+export function saleTx(tokenId: number, milliEth: number) {
+  const [offer, consideration] = saleItems(tokenId, milliEth);
+  return emitTx(
+    SEAPORT,
+    [TOPIC.orderFulfilled, topic(SELLER), topic(ZERO)],
+    orderFulfilledData(BUYER, [...offer], [...consideration]),
+  );
+}
+
+export interface LogLine {
+  level: string;
+  msg: string;
+  [key: string]: unknown;
+}
+
+/** A logger that keeps every line, for assertions on what the watch reported. */
+export function captureLogger(): Logger & { lines: LogLine[] } {
+  const lines: LogLine[] = [];
+  const at = (level: string) => (obj: object, msg?: string) => {
+    lines.push({ level, msg: msg ?? "", ...obj });
+  };
+  return { lines, debug: at("debug"), info: at("info"), warn: at("warn"), error: at("error") };
+}

@@ -1,0 +1,193 @@
+/**
+ * chainmail watch on the own index: a real anvil, the index built from it, the outbox and a real SMTP server.
+ * Each mode, minimum prices, restarts (nothing twice) and a reorg that removes a mailed sale.
+ */
+import { mkdtempSync, readFileSync, rmSync } from "node:fs";
+import { readFile } from "node:fs/promises";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { simpleParser } from "mailparser";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { indexChain } from "../src/sources/index/indexer.js";
+import { closeIndexSources } from "../src/sources/index/source.js";
+import { listOutbox } from "../src/transports/outbox/store.js";
+import { openSqliteWatchStore } from "../src/watch/sqlite-store.js";
+import { previewWatch, watch } from "../src/watch/watch.js";
+import { type Anvil, installEmitters, startAnvil } from "./index-helpers.js";
+import { startSmtp } from "./upstreams/smtp.js";
+import { captureLogger, NFT, SEAPORT, saleTx, sell } from "./watch-helpers.js";
+
+let anvil: Anvil;
+let dir: string;
+
+beforeAll(async () => {
+  dir = mkdtempSync(join(tmpdir(), "chainmail-watch-"));
+  anvil = await startAnvil();
+  await installEmitters(anvil, [NFT, SEAPORT]);
+});
+
+afterAll(async () => {
+  closeIndexSources();
+  await anvil?.stop();
+  rmSync(dir, { recursive: true, force: true });
+});
+
+/** A fresh index, outbox and settings per test; `step()` indexes to the head and runs one watch poll. */
+function setup(name: string, rules: unknown[], extra: Record<string, string> = {}) {
+  const db = join(dir, `${name}.sqlite`);
+  const outbox = join(dir, `${name}-outbox`);
+  const env = {
+    NFT_SOURCE: "index",
+    INDEX_DB: db,
+    EMAIL_TRANSPORT: "outbox",
+    OUTBOX_DIR: outbox,
+    CHAINMAIL_RETRY_BASE_MS: "10",
+    ...extra,
+  };
+  const config = { from: { Email: "watch@chainmail.test" }, reorg_depth: 6, rules };
+  const logger = captureLogger();
+  const step = async () => {
+    await indexChain({ rpcUrl: anvil.rpcUrl, dbPath: db, follow: false, seaport: [SEAPORT] });
+    return watch({ config, env, once: true, logger });
+  };
+  return { db, outbox, env, config, logger, step };
+}
+
+const saleRule = (id: string, extra: Record<string, unknown> = {}) => ({
+  id,
+  contract_address: NFT,
+  type: ["sale"],
+  mail: { to: [{ Email: "collector@example.com" }] },
+  ...extra,
+});
+
+describe("chainmail watch on the own index", () => {
+  it("mails each new sale once, from the records after its start, above the minimum price", async () => {
+    const w = setup("each", [saleRule("bayc", { min_price: { eth: 1 } })]);
+    await sell(anvil, 1, 5000); // before the watch starts: never mailed
+    await w.step();
+    expect(await listOutbox(w.outbox)).toEqual([]);
+
+    const a = await sell(anvil, 2, 1500);
+    await sell(anvil, 3, 500); // below 1 ETH
+    const c = await sell(anvil, 4, 2000);
+    const first = await w.step();
+    expect(first.sent).toBe(2);
+    const mailed = await listOutbox(w.outbox);
+    expect(mailed.map((m) => m.subject)).toEqual([
+      expect.stringContaining("#2 for 1.5 ETH"),
+      expect.stringContaining("#4 for 2 ETH"),
+    ]);
+    expect(mailed.every((m) => m.to[0] === "collector@example.com" && m.custom_id.startsWith("cw.bayc."))).toBe(true);
+    expect(new Set(mailed.map((m) => m.custom_id)).size).toBe(2);
+    const text = (await simpleParser(await readEml(w.outbox, mailed[0]!.file))).text ?? "";
+    expect(text).toContain(a.txHash);
+    expect(text).toContain(`Block: ${a.blockNumber}`);
+    expect(mailed[1]!.subject).toContain(`block ${c.blockNumber}`);
+
+    // Again and again: nothing new, nothing twice.
+    expect((await w.step()).sent).toBe(0);
+    expect((await w.step()).sent).toBe(0);
+    await sell(anvil, 5, 1000);
+    expect((await w.step()).sent).toBe(1);
+    expect(await listOutbox(w.outbox)).toHaveLength(3);
+
+    const store = openSqliteWatchStore(w.db);
+    const state = await store.ruleState("bayc");
+    expect(state?.lastMailed).toBeDefined();
+    expect(await store.mails(["pending", "retry", "failed", "unknown"])).toEqual([]);
+    expect(await store.mails(["sent"])).toHaveLength(3);
+    await store.close();
+  });
+
+  it("sends a digest when enough records are in, listing each", async () => {
+    const w = setup("digest", [
+      saleRule("digest", { mode: "digest", digest: { records: 3 }, mail: { to: [{ Email: "desk@example.com" }] } }),
+    ]);
+    await w.step();
+    await sell(anvil, 10, 100);
+    await sell(anvil, 11, 200);
+    await w.step();
+    expect(await listOutbox(w.outbox)).toEqual([]);
+    await sell(anvil, 12, 300);
+    await sell(anvil, 13, 400);
+    expect((await w.step()).sent).toBe(1);
+    const [digest] = await listOutbox(w.outbox);
+    expect(digest!.subject).toBe("digest: 4 new records");
+    const text = (await simpleParser(await readEml(w.outbox, digest!.file))).text ?? "";
+    for (const id of [10, 11, 12, 13]) expect(text).toContain(`#${id} for`);
+    expect((await w.step()).sent).toBe(0);
+  });
+
+  it("a reorg that removes a mailed sale sends nothing for it, logs it, and mails the sale that replaced it", async () => {
+    const w = setup("reorg", [saleRule("reorg")]);
+    await w.step();
+    const gone = await sell(anvil, 20, 1000);
+    await sell(anvil, 21, 1000);
+    expect((await w.step()).sent).toBe(2);
+
+    // Replace the last two blocks: sale 20 and 21 vanish; 22 (and 21 again, a new transaction) take their place.
+    await anvil.rpc("anvil_reorg", [
+      2,
+      [
+        [saleTx(22, 3000), 0],
+        [saleTx(21, 1000), 1],
+      ],
+    ]);
+    const after = await w.step();
+    expect(after.sent).toBe(2);
+    const subjects = (await listOutbox(w.outbox)).map((m) => m.subject);
+    expect(subjects.filter((s) => s.includes("#20 "))).toHaveLength(1);
+    expect(subjects.filter((s) => s.includes("#22 "))).toHaveLength(1);
+    const removed = w.logger.lines.filter((l) => l.msg.startsWith("a reorg removed a record that was already mailed"));
+    expect(removed.map((l) => l.block)).toContain(gone.blockNumber);
+    expect(removed).toHaveLength(2);
+    // Logged once, not on every poll.
+    await w.step();
+    expect(w.logger.lines.filter((l) => l.msg.startsWith("a reorg removed"))).toHaveLength(2);
+  });
+
+  it("sends through a real SMTP server, with the SMTP journal noting each message", async () => {
+    const smtp = await startSmtp();
+    try {
+      const journal = join(dir, "smtp-journal.jsonl");
+      const w = setup("smtp", [saleRule("smtp")], {
+        EMAIL_TRANSPORT: "smtp",
+        SMTP_URL: smtp.url(),
+        SMTP_JOURNAL: journal,
+      });
+      await w.step();
+      await sell(anvil, 30, 1000);
+      expect((await w.step()).sent).toBe(1);
+      expect(smtp.received).toHaveLength(1);
+      const parsed = await simpleParser(smtp.received[0]!.raw);
+      expect(parsed.subject).toContain("#30 for 1 ETH");
+      expect(smtp.received[0]!.to).toEqual(["collector@example.com"]);
+      const steps = readFileSync(journal, "utf8")
+        .trim()
+        .split("\n")
+        .map((l) => JSON.parse(l));
+      expect(steps.map((s) => s.step)).toEqual(["attempt", "data", "result"]);
+      expect(steps[2].result.Status).toBe("success");
+      expect((await w.step()).sent).toBe(0);
+      expect(smtp.received).toHaveLength(1);
+    } finally {
+      await smtp.close();
+    }
+  });
+
+  it("--dry-run shows the emails without sending or writing", async () => {
+    const w = setup("dry", [saleRule("dry")]);
+    await w.step();
+    await sell(anvil, 40, 1000);
+    await indexChain({ rpcUrl: anvil.rpcUrl, dbPath: w.db, follow: false, seaport: [SEAPORT] });
+    const preview = await previewWatch({ config: w.config, env: w.env });
+    expect(preview).toHaveLength(1);
+    expect(preview[0]!.message.Subject).toContain("#40 for 1 ETH");
+    expect(preview[0]!.message.To).toEqual([{ Email: "collector@example.com" }]);
+    expect(await listOutbox(w.outbox)).toEqual([]);
+    expect((await w.step()).sent).toBe(1);
+  });
+});
+
+const readEml = (outbox: string, file: string) => readFile(join(outbox, file));
