@@ -1,7 +1,15 @@
 /** Shared by the watch tests: an anvil with an NFT and a Seaport emitter, sales on it, and a log catcher. */
 import type { Logger } from "../src/core/node.js";
 import { TOPIC } from "../src/sources/index/decode.js";
-import { type Anvil, address, emitTx, orderFulfilled, orderFulfilledData, topic } from "./index-helpers.js";
+import {
+  type Anvil,
+  address,
+  emitTx,
+  orderFulfilled,
+  orderFulfilledData,
+  type SeaportItem,
+  topic,
+} from "./index-helpers.js";
 
 export const NFT = address(0x721);
 export const SEAPORT = address(0x5ea);
@@ -12,23 +20,26 @@ const WEI = 10n ** 18n;
 
 /** A listing of `tokenId` filled for `milliEth` / 1000 ETH: one OrderFulfilled, one transaction, one block. */
 export function sell(anvil: Anvil, tokenId: number, milliEth: number) {
-  return orderFulfilled(anvil, SEAPORT, SELLER, BUYER, ...saleItems(tokenId, milliEth));
+  const { offer, consideration } = saleItems(tokenId, milliEth);
+  return orderFulfilled(anvil, SEAPORT, SELLER, BUYER, offer, consideration);
 }
 
-function saleItems(tokenId: number, milliEth: number) {
-  return [
-    [{ itemType: 2, token: NFT, identifier: tokenId, amount: 1 }],
-    [{ itemType: 0, token: ZERO, identifier: 0, amount: (BigInt(milliEth) * WEI) / 1000n, recipient: SELLER }],
-  ] as const;
+function saleItems(tokenId: number, milliEth: number): { offer: SeaportItem[]; consideration: SeaportItem[] } {
+  return {
+    offer: [{ itemType: 2, token: NFT, identifier: tokenId, amount: 1 }],
+    consideration: [
+      { itemType: 0, token: ZERO, identifier: 0, amount: (BigInt(milliEth) * WEI) / 1000n, recipient: SELLER },
+    ],
+  };
 }
 
 /** The transaction of such a sale, for anvil_reorg's replacement blocks. */
 export function saleTx(tokenId: number, milliEth: number) {
-  const [offer, consideration] = saleItems(tokenId, milliEth);
+  const { offer, consideration } = saleItems(tokenId, milliEth);
   return emitTx(
     SEAPORT,
     [TOPIC.orderFulfilled, topic(SELLER), topic(ZERO)],
-    orderFulfilledData(BUYER, [...offer], [...consideration]),
+    orderFulfilledData(BUYER, offer, consideration),
   );
 }
 
