@@ -9,7 +9,7 @@ import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { indexChain } from "../src/sources/index/indexer.js";
 import { listOutbox } from "../src/transports/outbox/store.js";
-import { openSqliteWatchStore } from "../src/watch/sqlite-store.js";
+import { openWatchStore } from "../src/watch/db-store.js";
 import { runCli } from "./helpers.js";
 import { type Anvil, installEmitters, startAnvil } from "./index-helpers.js";
 import { API_KEY, type MailjetServer, SECRET_KEY, startMailjet } from "./upstreams/mailjet.js";
@@ -65,7 +65,7 @@ function scenario(name: string, transport: Record<string, string>) {
       });
     },
     async mailStates() {
-      const store = openSqliteWatchStore(db);
+      const store = await openWatchStore(db);
       try {
         return (await store.mails(["pending", "retry", "sent", "failed", "unknown"])).map((m) => m.state);
       } finally {

@@ -1,40 +1,43 @@
 /**
  * chainmail watch on the own index: a real anvil, the index built from it, the outbox and a real SMTP server.
- * Each mode, minimum prices, restarts (nothing twice) and a reorg that removes a mailed sale.
+ * Each mode, minimum prices, restarts (nothing twice) and a reorg that removes a mailed sale. The journal lives
+ * beside the index: SQLite here, PostgreSQL in test/services/watch.pg.test.ts.
  */
-import { mkdtempSync, readFileSync, rmSync } from "node:fs";
+import { readFileSync } from "node:fs";
 import { readFile } from "node:fs/promises";
-import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { simpleParser } from "mailparser";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { indexChain } from "../src/sources/index/indexer.js";
 import { closeIndexSources } from "../src/sources/index/source.js";
 import { listOutbox } from "../src/transports/outbox/store.js";
-import { openSqliteWatchStore } from "../src/watch/sqlite-store.js";
+import { openWatchStore } from "../src/watch/db-store.js";
 import { previewWatch, watch } from "../src/watch/watch.js";
+import { type IndexBackend, openBackend } from "./index-backend.js";
 import { type Anvil, installEmitters, startAnvil } from "./index-helpers.js";
 import { startSmtp } from "./upstreams/smtp.js";
 import { captureLogger, NFT, SEAPORT, saleTx, sell } from "./watch-helpers.js";
 
 let anvil: Anvil;
+let backend: IndexBackend;
 let dir: string;
 
 beforeAll(async () => {
-  dir = mkdtempSync(join(tmpdir(), "chainmail-watch-"));
+  backend = await openBackend("watch");
+  dir = backend.dir;
   anvil = await startAnvil();
   await installEmitters(anvil, [NFT, SEAPORT]);
 });
 
 afterAll(async () => {
-  closeIndexSources();
+  await closeIndexSources();
   await anvil?.stop();
-  rmSync(dir, { recursive: true, force: true });
+  await backend?.close();
 });
 
 /** A fresh index, outbox and settings per test; `step()` indexes to the head and runs one watch poll. */
-function setup(name: string, rules: unknown[], extra: Record<string, string> = {}) {
-  const db = join(dir, `${name}.sqlite`);
+async function setup(name: string, rules: unknown[], extra: Record<string, string> = {}) {
+  const db = await backend.target(name);
   const outbox = join(dir, `${name}-outbox`);
   const env = {
     NFT_SOURCE: "index",
@@ -63,7 +66,7 @@ const saleRule = (id: string, extra: Record<string, unknown> = {}) => ({
 
 describe("chainmail watch on the own index", () => {
   it("mails each new sale once, from the records after its start, above the minimum price", async () => {
-    const w = setup("each", [saleRule("bayc", { min_price: { eth: 1 } })]);
+    const w = await setup("each", [saleRule("bayc", { min_price: { eth: 1 } })]);
     await sell(anvil, 1, 5000); // before the watch starts: never mailed
     await w.step();
     expect(await listOutbox(w.outbox)).toEqual([]);
@@ -92,7 +95,7 @@ describe("chainmail watch on the own index", () => {
     expect((await w.step()).sent).toBe(1);
     expect(await listOutbox(w.outbox)).toHaveLength(3);
 
-    const store = openSqliteWatchStore(w.db);
+    const store = await openWatchStore(w.db);
     const state = await store.ruleState("bayc");
     expect(state?.lastMailed).toBeDefined();
     expect(await store.mails(["pending", "retry", "failed", "unknown"])).toEqual([]);
@@ -101,7 +104,7 @@ describe("chainmail watch on the own index", () => {
   });
 
   it("sends a digest when enough records are in, listing each", async () => {
-    const w = setup("digest", [
+    const w = await setup("digest", [
       saleRule("digest", { mode: "digest", digest: { records: 3 }, mail: { to: [{ Email: "desk@example.com" }] } }),
     ]);
     await w.step();
@@ -120,7 +123,7 @@ describe("chainmail watch on the own index", () => {
   });
 
   it("a reorg that removes a mailed sale sends nothing for it, logs it, and mails the sale that replaced it", async () => {
-    const w = setup("reorg", [saleRule("reorg")]);
+    const w = await setup("reorg", [saleRule("reorg")]);
     await w.step();
     const gone = await sell(anvil, 20, 1000);
     await sell(anvil, 21, 1000);
@@ -151,7 +154,7 @@ describe("chainmail watch on the own index", () => {
     const smtp = await startSmtp();
     try {
       const journal = join(dir, "smtp-journal.jsonl");
-      const w = setup("smtp", [saleRule("smtp")], {
+      const w = await setup("smtp", [saleRule("smtp")], {
         EMAIL_TRANSPORT: "smtp",
         SMTP_URL: smtp.url(),
         SMTP_JOURNAL: journal,
@@ -177,7 +180,7 @@ describe("chainmail watch on the own index", () => {
   });
 
   it("--dry-run shows the emails without sending or writing", async () => {
-    const w = setup("dry", [saleRule("dry")]);
+    const w = await setup("dry", [saleRule("dry")]);
     await w.step();
     await sell(anvil, 40, 1000);
     await indexChain({ rpcUrl: anvil.rpcUrl, dbPath: w.db, follow: false, seaport: [SEAPORT] });

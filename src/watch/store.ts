@@ -55,21 +55,14 @@ export interface MailResult {
   result: MessageResult;
 }
 
-export interface LeaseHolder {
-  id: string;
-  pid: number;
-  host: string;
-}
-
 export interface WatchStore {
   /** Where it is (a path or a database URL without its password), for messages. */
   readonly where: string;
   /**
-   * Takes or renews the single-writer lease: two watches on one store would settle each other's sends. Throws
-   * `storage_error` naming the holder while another live watch holds it.
+   * Resolves once this is the only watch writing the store (two would settle each other's sends); another one
+   * waits, and takes over when this one stops or dies.
    */
-  lease(holder: LeaseHolder, ttlMs: number): Promise<void>;
-  releaseLease(holder: LeaseHolder): Promise<void>;
+  lockWriter(options: { signal?: AbortSignal | undefined; onWait?: () => void }): Promise<{ release(): Promise<void> }>;
   ruleState(rule: string): Promise<RuleState | undefined>;
   startRule(rule: string, fingerprint: string, floor: Position): Promise<void>;
   /** Records the rule already took, of these keys. */

@@ -13,8 +13,10 @@ import { setTimeout as sleep } from "node:timers/promises";
 import { loadConfig } from "../core/config.js";
 import { ChainmailError } from "../core/errors.js";
 import type { Logger } from "../core/node.js";
+import { isPostgresUrl } from "../db/database.js";
 import type { EmailMessage } from "../schemas/email.js";
 import { parseWatchConfig, type Rule, type WatchConfig } from "./config.js";
+import { openWatchStore } from "./db-store.js";
 import {
   type FollowContext,
   findFloor,
@@ -25,12 +27,10 @@ import {
   Pacer,
   readFrom,
 } from "./follow.js";
-import { newLeaseHolder } from "./lease.js";
 import { ETH_TOKENS, type Position, positionOf, recordKeys, ruleWants } from "./records.js";
 import { digestMessage, eachMessage } from "./render.js";
 import { resolveMails, type SendContext, sendMails } from "./send.js";
 import type { Mail, MailResult, WatchStore } from "./store.js";
-import { openWatchStore } from "./stores.js";
 
 export interface WatchOptions {
   /** The configuration: the parsed JSON of a watch file (checked here), or an already checked one. */
@@ -66,7 +66,7 @@ export function customIdOf(rule: string, keys: readonly string[]): string {
 function settingsOf(watchConfig: WatchConfig, env: Record<string, string | undefined>) {
   const base = loadConfig({ ...env, NFT_SOURCE: watchConfig.source });
   const store = watchConfig.store ?? base.indexDb;
-  const beside = /^postgres(ql)?:/i.test(store) ? "./data" : dirname(store);
+  const beside = isPostgresUrl(store) ? "./data" : dirname(store);
   const config = loadConfig({
     ...env,
     NFT_SOURCE: watchConfig.source,
@@ -81,8 +81,6 @@ export async function watch(options: WatchOptions): Promise<WatchSummary> {
   const { config, store: where } = settingsOf(watchConfig, env);
   const logger = options.logger ?? silent;
   const store = await openWatchStore(where);
-  const holder = newLeaseHolder();
-  const leaseMs = Math.max(30_000, watchConfig.pollMs * 5);
   const run = new WatchRun(watchConfig, store, {
     follow: {
       config,
@@ -94,19 +92,22 @@ export async function watch(options: WatchOptions): Promise<WatchSummary> {
     send: { config, signal: options.signal, logger },
     logger,
   });
+  let lock: { release(): Promise<void> } | undefined;
   try {
-    await store.lease(holder, leaseMs);
+    lock = await store.lockWriter({
+      signal: options.signal,
+      onWait: () => logger.warn({ store: store.where }, "another chainmail watch is running on this store; waiting"),
+    });
     logger.info({ store: store.where, rules: watchConfig.rules.length, source: watchConfig.source }, "watch started");
     for (;;) {
       await run.tick();
       if (options.once || options.signal?.aborted) break;
       await sleep(watchConfig.pollMs, undefined, { signal: options.signal }).catch(() => undefined);
       if (options.signal?.aborted) break;
-      await store.lease(holder, leaseMs);
     }
     return run.summary;
   } finally {
-    await store.releaseLease(holder).catch(() => undefined);
+    await lock?.release();
     await store.close();
   }
 }
@@ -369,7 +370,7 @@ export async function previewWatch(options: Omit<WatchOptions, "once" | "logger"
     signal: options.signal,
     pacer: watchConfig.source === "nftport" ? new Pacer(watchConfig.nftportRequestsPerSecond) : undefined,
   };
-  const store = /^postgres(ql)?:/i.test(where) || existsSync(where) ? await openWatchStore(where) : undefined;
+  const store = isPostgresUrl(where) || existsSync(where) ? await openWatchStore(where) : undefined;
   const out: PreviewEmail[] = [];
   try {
     for (const rule of watchConfig.rules) {

@@ -1,0 +1,2 @@
+/** test/watch.test.ts against PostgreSQL: the journal beside an index on PostgreSQL (CHAINMAIL_TEST_INDEX_DB=postgres). */
+import "../watch.test.js";
