@@ -1,6 +1,6 @@
 /** Shared by the watch tests: an anvil with an NFT and a Seaport emitter, sales on it, and a log catcher. */
 import type { Logger } from "../src/core/node.js";
-import { TOPIC } from "../src/sources/index/decode.js";
+import { ORDER_FULFILLED } from "../src/sources/index/venues/seaport.js";
 import {
   type Anvil,
   address,
@@ -38,7 +38,7 @@ export function saleTx(tokenId: number, milliEth: number) {
   const { offer, consideration } = saleItems(tokenId, milliEth);
   return emitTx(
     SEAPORT,
-    [TOPIC.orderFulfilled, topic(SELLER), topic(ZERO)],
+    [ORDER_FULFILLED, topic(SELLER), topic(ZERO)],
     orderFulfilledData(BUYER, offer, consideration),
   );
 }
