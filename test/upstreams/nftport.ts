@@ -74,6 +74,8 @@ export const FAULTS = {
 } as const;
 
 export interface RequestLog {
+  /** When it arrived (ms since the epoch). */
+  at: number;
   method: string;
   path: string;
   query: URLSearchParams;
@@ -172,6 +174,7 @@ export async function startNftport(dataset: Dataset): Promise<NftportServer> {
   const handle = async (req: IncomingMessage, res: ServerResponse) => {
     const url = new URL(req.url ?? "/", "http://localhost");
     requests.push({
+      at: Date.now(),
       method: req.method ?? "GET",
       path: url.pathname,
       query: url.searchParams,

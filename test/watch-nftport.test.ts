@@ -1,0 +1,103 @@
+/**
+ * chainmail watch on NFTPort (the local NFTPort-compatible server): new records found by paging down to the
+ * horizon, calls spaced at the configured rate, and a persistent 429 honoured with its Retry-After.
+ */
+import { mkdtempSync, rmSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { listOutbox } from "../src/transports/outbox/store.js";
+import { watch } from "../src/watch/watch.js";
+import { FAULTS, type NftportServer, type Rec, startNftport, VALID_KEY } from "./upstreams/nftport.js";
+import { captureLogger } from "./watch-helpers.js";
+
+const CONTRACT = "0x4444444444444444444444444444444444444444";
+let server: NftportServer;
+let dir: string;
+
+const hash = (n: number) => `0x${n.toString(16).padStart(64, "0")}`;
+const sale = (block: number, tokenId: number, price: number): Rec => ({
+  type: "sale",
+  buyer_address: "0x00000000000000000000000000000000000000b0",
+  seller_address: "0x00000000000000000000000000000000000000a0",
+  nft: { contract_type: "ERC721", contract_address: CONTRACT, token_id: String(tokenId) },
+  quantity: 1,
+  price_details: { asset_type: "ETH", price, price_usd: price * 2000 },
+  transaction_hash: hash(block * 7),
+  block_hash: hash(block * 11),
+  block_number: block,
+  transaction_date: new Date(Date.UTC(2023, 0, 1) + block * 12_000).toISOString().slice(0, 19),
+  marketplace: "opensea",
+});
+
+beforeAll(async () => {
+  dir = mkdtempSync(join(tmpdir(), "chainmail-watch-nftport-"));
+  // 120 records of history: a first start must not page through them.
+  server = await startNftport({
+    byContract: new Map([[CONTRACT, Array.from({ length: 120 }, (_, i) => sale(1000 + i, i, 1))]]),
+  });
+});
+
+afterAll(async () => {
+  await server?.close();
+  rmSync(dir, { recursive: true, force: true });
+});
+
+function setup(name: string, extra: Record<string, unknown> = {}, envExtra: Record<string, string> = {}) {
+  const outbox = join(dir, `${name}-outbox`);
+  const env = {
+    NFT_SOURCE: "nftport",
+    NFTPORT_BASE_URL: server.url,
+    NFTPORT_API_KEY: VALID_KEY,
+    INDEX_DB: join(dir, `${name}.sqlite`),
+    EMAIL_TRANSPORT: "outbox",
+    OUTBOX_DIR: outbox,
+    CHAINMAIL_RETRY_BASE_MS: "10",
+    ...envExtra,
+  };
+  const config = {
+    from: { Email: "watch@chainmail.test" },
+    poll_seconds: 0.05,
+    rules: [{ id: name, contract_address: CONTRACT, mail: { to: [{ Email: "desk@example.com" }] } }],
+    ...extra,
+  };
+  return { outbox, env, config };
+}
+
+describe("chainmail watch on NFTPort", () => {
+  it("mails new sales, reading only the newest pages", async () => {
+    const w = setup("follow");
+    await watch({ config: w.config, env: w.env, once: true });
+    const before = server.requests.length;
+    server.add(CONTRACT, [sale(2000, 500, 3), sale(2001, 501, 4)]);
+    const run = await watch({ config: w.config, env: w.env, once: true });
+    expect(run.sent).toBe(2);
+    expect((await listOutbox(w.outbox)).map((m) => m.subject)).toEqual([
+      expect.stringContaining("#500 for 3 ETH"),
+      expect.stringContaining("#501 for 4 ETH"),
+    ]);
+    // One page of 50 reaches below the horizon: the 120-record history is not read.
+    expect(server.requests.length - before).toBe(1);
+    expect((await watch({ config: w.config, env: w.env, once: true })).sent).toBe(0);
+  });
+
+  it("spaces its calls at nftport_requests_per_second and holds off for a 429's Retry-After", async () => {
+    const w = setup("paced", { nftport_requests_per_second: 10 }, { NFTPORT_MAX_RETRIES: "0" });
+    await watch({ config: w.config, env: w.env, once: true });
+    const controller = new AbortController();
+    const logger = captureLogger();
+    const start = server.requests.length;
+    server.fault(FAULTS.rateLimited("1"));
+    const running = watch({ config: w.config, env: w.env, signal: controller.signal, logger });
+    await new Promise((r) => setTimeout(r, 1800));
+    controller.abort();
+    await running;
+    const times = server.requests.slice(start).map((r) => r.at);
+    // The 429, then nothing for a second (Retry-After: 1), then polls at most 10 per second.
+    const limited = logger.lines.find((l) => l.code === "upstream_rate_limited");
+    expect(limited?.retry_in_ms).toBe(1000);
+    expect(times.length).toBeGreaterThanOrEqual(3);
+    expect(times[1]! - times[0]!).toBeGreaterThanOrEqual(990);
+    for (let i = 2; i < times.length; i++) expect(times[i]! - times[i - 1]!).toBeGreaterThanOrEqual(95);
+  });
+});
