@@ -92,10 +92,11 @@ describe.skipIf(process.platform !== "linux")("chainmail demo (npm start)", () =
   it("sends the sales digest through the outbox: one .eml listing every sale, readable with outbox show", async () => {
     const outbox = join(dataDir, "outbox");
     expect(output).toContain(`6. sales digest email written to the outbox in ${outbox}`);
+    // The digest, and the watch's email of the sale made after start-up (next test).
     const emls = readdirSync(outbox).filter((f) => f.endsWith(".eml"));
-    expect(emls).toHaveLength(1);
+    expect(emls).toHaveLength(2);
     const index = readFileSync(join(outbox, "index.jsonl"), "utf8").trim().split("\n");
-    expect(index).toHaveLength(1);
+    expect(index).toHaveLength(2);
     const entry = JSON.parse(index[0]!) as { id: string; subject: string };
     expect(entry.subject).toBe("NFT sales digest: 4 sales");
     const shown = await new Promise<string>((resolve, reject) => {
@@ -109,6 +110,22 @@ describe.skipIf(process.platform !== "linux")("chainmail demo (npm start)", () =
     });
     expect(shown).toContain("Subject: NFT sales digest: 4 sales");
     expect(shown).toContain("multipart/alternative");
+  });
+
+  it("watches the index: a sale made after start-up is mailed to the outbox once, by the watch", async () => {
+    const block = Number(
+      output.match(/7\. chainmail watch: a sale made after start-up \(block (\d+)\) was mailed/)?.[1],
+    );
+    expect(block).toBeGreaterThan(37);
+    const outbox = join(dataDir, "outbox");
+    const entries = readFileSync(join(outbox, "index.jsonl"), "utf8")
+      .trim()
+      .split("\n")
+      .map((line) => JSON.parse(line) as { subject: string; to: string[]; custom_id: string });
+    const mailed = entries.filter((e) => e.custom_id.startsWith("cw.demo-sales."));
+    expect(mailed).toEqual([expect.objectContaining({ subject: "Sold: #2 for 2 ETH", to: ["you@example.com"] })]);
+    const config = JSON.parse(readFileSync(join(dataDir, "watch.json"), "utf8")) as { rules: { id: string }[] };
+    expect(config.rules[0]!.id).toBe("demo-sales");
   });
 
   it("serves the index over HTTP at the printed address", async () => {

@@ -136,23 +136,14 @@ export async function createActivity(rpcUrl: string, deployed: Deployed): Promis
   await send(alice, "weth", "approve", [deployed.seaport, parseEther("1000")]); // pays the fee when accepting a bid
 
   let salt = 1n;
-  const sell = async (
+  const sell = (
     seller: Address,
     buyer: Address,
     nft: OfferItem,
     currency: Address | "ETH",
     price: bigint,
     feeBps: bigint,
-  ) => {
-    const fee = (price * feeBps) / 10_000n;
-    const pay = (amount: bigint, recipient: Address): ConsiderationItem =>
-      currency === "ETH"
-        ? { ...item(ItemType.NATIVE, ZERO, 0n, amount), recipient }
-        : { ...item(ItemType.ERC20, currency, 0n, amount), recipient };
-    const order = seaportOrder(seller, [nft], [pay(price - fee, seller), pay(fee, feeRecipient)], salt++);
-    await send(seller, "seaport", "validate", [[order]]);
-    await send(buyer, "seaport", "fulfillOrder", [order, ZERO_KEY], currency === "ETH" ? price : undefined);
-  };
+  ) => fillListing(send, { seller, buyer, nft, currency, price, feeBps, feeRecipient, salt: salt++ });
 
   // A listing filled in ETH with a 2.5% fee, a listing filled in the ERC-20, an ERC-1155 sale of 4 units.
   await sell(alice, bob, item(ItemType.ERC721, deployed.erc721, 2n, 1n), "ETH", parseEther("1.5"), 250n);
@@ -214,6 +205,69 @@ export async function createBulkActivity(
     left -= count;
   }
   return { events, blocks: [Math.min(...blocks), Math.max(...blocks)] };
+}
+
+type Send = (
+  from: Address,
+  contract: keyof Deployed,
+  fn: string,
+  args: readonly unknown[],
+  value?: bigint,
+) => Promise<TransactionReceipt>;
+
+interface Listing {
+  seller: Address;
+  buyer: Address;
+  nft: OfferItem;
+  currency: Address | "ETH";
+  price: bigint;
+  feeBps: bigint;
+  feeRecipient: Address;
+  salt: bigint;
+}
+
+/** A Seaport listing, pre-validated by the seller and filled by the buyer; resolves to the fill's receipt. */
+async function fillListing(send: Send, listing: Listing): Promise<TransactionReceipt> {
+  const { seller, buyer, currency, price } = listing;
+  const fee = (price * listing.feeBps) / 10_000n;
+  const pay = (amount: bigint, recipient: Address): ConsiderationItem =>
+    currency === "ETH"
+      ? { ...item(ItemType.NATIVE, ZERO, 0n, amount), recipient }
+      : { ...item(ItemType.ERC20, currency, 0n, amount), recipient };
+  const order = seaportOrder(
+    seller,
+    [listing.nft],
+    [pay(price - fee, seller), pay(fee, listing.feeRecipient)],
+    listing.salt,
+  );
+  await send(seller, "seaport", "validate", [[order]]);
+  return send(buyer, "seaport", "fulfillOrder", [order, ZERO_KEY], currency === "ETH" ? price : undefined);
+}
+
+/**
+ * One more sale after start-up, for the demo's watch to mail: bob lists ERC-721 #2 (bought in `createActivity`)
+ * and carol buys it for 2 ETH.
+ */
+export async function createLiveSale(
+  rpcUrl: string,
+  deployed: Deployed,
+): Promise<{ blockNumber: number; txHash: Hex }> {
+  const chain = await connect(rpcUrl);
+  const [, , bob, carol, feeRecipient] = chain.accounts as [Address, Address, Address, Address, Address];
+  const send: Send = (from, contract, fn, args, value) =>
+    call(chain, from, deployed[contract], artifacts[contract], fn, args, value);
+  await send(bob, "erc721", "setApprovalForAll", [deployed.seaport, true]);
+  const receipt = await fillListing(send, {
+    seller: bob,
+    buyer: carol,
+    nft: item(ItemType.ERC721, deployed.erc721, 2n, 1n),
+    currency: "ETH",
+    price: parseEther("2"),
+    feeBps: 250n,
+    feeRecipient,
+    salt: BigInt(Date.now()),
+  });
+  return { blockNumber: Number(receipt.blockNumber), txHash: receipt.transactionHash };
 }
 
 function item(itemType: number, token: Address, identifierOrCriteria: bigint, amount: bigint): OfferItem {

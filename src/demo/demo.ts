@@ -3,17 +3,18 @@
  * offline, with no keys. `startDemo` brings everything up and returns a handle whose `stop()` takes it all down
  * again (service, indexer, anvil), in reverse order.
  */
-import { mkdirSync, rmSync } from "node:fs";
+import { mkdirSync, rmSync, writeFileSync } from "node:fs";
 import { join, resolve } from "node:path";
 import { type Config, loadConfig } from "../core/config.js";
 import { ChainmailError } from "../core/errors.js";
-import { type AnyNode, runNode } from "../core/node.js";
+import { type AnyNode, type Logger, runNode } from "../core/node.js";
 import { nftTransactionsByContract, nftTransactionsByToken, nftTransactionsOnChain } from "../nodes/index.js";
 import type { TransactionRecord } from "../schemas/transactions.js";
 import { type RunningServer, startServer } from "../server/index.js";
 import { indexChain } from "../sources/index/indexer.js";
 import { closeIndexSources } from "../sources/index/source.js";
-import { type ActivityManifest, BIG_ERC1155_ID, createActivity } from "./activity.js";
+import { watch } from "../watch/watch.js";
+import { type ActivityManifest, BIG_ERC1155_ID, createActivity, createLiveSale } from "./activity.js";
 import { type Deployed, deployAll } from "./contracts.js";
 import { startAnvil } from "./devchain.js";
 import { sendSalesDigest, shortAddress } from "./digest.js";
@@ -109,12 +110,88 @@ export async function startDemo(options: DemoOptions = {}): Promise<RunningDemo>
     const digest = await sendSalesDigest(sales, join(dataDir, "outbox"), env);
     print(`6. sales digest email ${digest.summary}`);
 
+    // The watch: it follows the index, and the sale made now reaches the outbox as an email of its own.
+    const watching = await startWatch(deployed, dataDir, dbPath, env, print);
+    cleanups.push(watching.stop);
+    const live = await createLiveSale(anvil.rpcUrl, deployed);
+    const mailed = await watching.mailed;
+    print(
+      `7. chainmail watch: a sale made after start-up (block ${live.blockNumber}) was mailed to the outbox: "${mailed}"`,
+    );
+    print(`     (the watch keeps running: chainmail watch --config ${join(dataDir, "watch.json")} does the same)\n`);
+
     printHowToCall(server.url, deployed, dbPath, print);
     return { rpcUrl: anvil.rpcUrl, serviceUrl: server.url, dbPath, deployed, manifest, stop };
   } catch (err) {
     await stop();
     throw err;
   }
+}
+
+/**
+ * Starts `watch` on the demo's index with one rule (sales of the ERC-721 collection, one email each, to the
+ * outbox) and writes that rule to `watch.json` for the command line. `mailed` resolves with the subject of the
+ * first email it sends.
+ */
+async function startWatch(
+  deployed: Deployed,
+  dataDir: string,
+  dbPath: string,
+  env: Record<string, string | undefined>,
+  print: (line: string) => void,
+) {
+  const config = {
+    source: "index",
+    poll_seconds: 0.5,
+    from: { Email: "watch@chainmail.local", Name: "chainmail watch" },
+    rules: [
+      {
+        id: "demo-sales",
+        contract_address: deployed.erc721,
+        type: ["sale"],
+        mail: { to: [{ Email: "you@example.com" }], subject: "Sold: #{{var:token_id}} for {{var:price}} ETH" },
+      },
+    ],
+  };
+  writeFileSync(join(dataDir, "watch.json"), `${JSON.stringify(config, null, 2)}\n`);
+  const controller = new AbortController();
+  let started!: () => void;
+  let mailed!: (subject: string) => void;
+  const ready = new Promise<void>((resolve) => {
+    started = resolve;
+  });
+  const first = new Promise<string>((resolve) => {
+    mailed = resolve;
+  });
+  const logger: Logger = {
+    debug: () => undefined,
+    info: (obj, msg) => {
+      if (msg === "rule started") started();
+      if (msg === "mailed") mailed(String((obj as { subject?: string }).subject ?? ""));
+    },
+    warn: (obj, msg) => print(`  watch: ${msg} ${JSON.stringify(obj)}`),
+    error: (obj, msg) => print(`  watch: ${msg} ${JSON.stringify(obj)}`),
+  };
+  const running = watch({
+    config,
+    env: {
+      ...env,
+      NFT_SOURCE: "index",
+      INDEX_DB: dbPath,
+      EMAIL_TRANSPORT: "outbox",
+      OUTBOX_DIR: join(dataDir, "outbox"),
+    },
+    signal: controller.signal,
+    logger,
+  }).catch((err) => print(`  watch stopped: ${err instanceof Error ? err.message : err}`));
+  await ready;
+  return {
+    mailed: first,
+    stop: async () => {
+      controller.abort();
+      await running;
+    },
+  };
 }
 
 /** Starts the service where asked (else where CHAINMAIL_PORT / CHAINMAIL_HOST say, else startServer's defaults). */

@@ -289,7 +289,7 @@ class WatchRun {
     const results = await sendMails(batch, this.ctx.send);
     testKillAt("sent");
     await this.store.settle(results);
-    for (const r of results) this.count(r, "sent");
+    results.forEach((r, i) => this.count(r, "sent", batch[i]!.message.Subject));
     const retry = results.filter((r) => r.state === "retry").length;
     if (retry) {
       this.sendFailures++;
@@ -300,9 +300,9 @@ class WatchRun {
     }
   }
 
-  private count(result: MailResult, how: "sent" | "resolved"): void {
+  private count(result: MailResult, how: "sent" | "resolved", subject?: string): void {
     const { logger } = this.ctx;
-    const fields = { custom_id: result.customId, state: result.state };
+    const fields = { custom_id: result.customId, state: result.state, ...(subject === undefined ? {} : { subject }) };
     if (result.state === "sent") {
       this.summary.sent++;
       logger.info(fields, how === "sent" ? "mailed" : "an email left open by an earlier run had gone out");
