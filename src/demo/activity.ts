@@ -245,24 +245,27 @@ async function fillListing(send: Send, listing: Listing): Promise<TransactionRec
 }
 
 /**
- * One more sale after start-up, for the demo's watch to mail: bob lists ERC-721 #2 (bought in `createActivity`)
- * and carol buys it for 2 ETH.
+ * One more sale after `createActivity`, for a watch to mail: bob lists ERC-721 #2 (bought in `createActivity`), or
+ * another token minted to him first, and carol buys it for `price` ETH (default 2).
  */
 export async function createLiveSale(
   rpcUrl: string,
   deployed: Deployed,
+  options: { tokenId?: bigint; price?: string } = {},
 ): Promise<{ blockNumber: number; txHash: Hex }> {
   const chain = await connect(rpcUrl);
-  const [, , bob, carol, feeRecipient] = chain.accounts as [Address, Address, Address, Address, Address];
+  const [deployer, , bob, carol, feeRecipient] = chain.accounts as [Address, Address, Address, Address, Address];
   const send: Send = (from, contract, fn, args, value) =>
     call(chain, from, deployed[contract], artifacts[contract], fn, args, value);
+  const tokenId = options.tokenId ?? 2n;
+  if (tokenId !== 2n) await send(deployer, "erc721", "mint", [bob, tokenId]);
   await send(bob, "erc721", "setApprovalForAll", [deployed.seaport, true]);
   const receipt = await fillListing(send, {
     seller: bob,
     buyer: carol,
-    nft: item(ItemType.ERC721, deployed.erc721, 2n, 1n),
+    nft: item(ItemType.ERC721, deployed.erc721, tokenId, 1n),
     currency: "ETH",
-    price: parseEther("2"),
+    price: parseEther(options.price ?? "2"),
     feeBps: 250n,
     feeRecipient,
     salt: BigInt(Date.now()),
