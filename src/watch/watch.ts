@@ -289,7 +289,9 @@ class WatchRun {
     const results = await sendMails(batch, this.ctx.send);
     testKillAt("sent");
     await this.store.settle(results);
-    results.forEach((r, i) => this.count(r, "sent", batch[i]!.message.Subject));
+    results.forEach((r, i) => {
+      this.count(r, "sent", batch[i]!.message.Subject);
+    });
     const retry = results.filter((r) => r.state === "retry").length;
     if (retry) {
       this.sendFailures++;
