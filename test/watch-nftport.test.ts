@@ -98,6 +98,9 @@ describe("chainmail watch on NFTPort", () => {
     expect(limited?.retry_in_ms).toBe(1000);
     expect(times.length).toBeGreaterThanOrEqual(3);
     expect(times[1]! - times[0]!).toBeGreaterThanOrEqual(990);
-    for (let i = 2; i < times.length; i++) expect(times[i]! - times[i - 1]!).toBeGreaterThanOrEqual(95);
+    // Starts are 100 ms apart; arrivals jitter with the event loop, so count per second rather than per gap.
+    const after = times.slice(1);
+    for (const t of after) expect(after.filter((u) => u >= t && u < t + 1000).length).toBeLessThanOrEqual(11);
+    expect(after.length).toBeLessThanOrEqual(11);
   });
 });
