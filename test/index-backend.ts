@@ -75,7 +75,7 @@ export async function openBackend(prefix: string): Promise<IndexBackend> {
     engine: "postgres",
     dir,
     target: async (name) => {
-      const schema = name.toLowerCase().replace(/[^a-z0-9_]/g, "_");
+      const schema = `s_${name.toLowerCase().replace(/[^a-z0-9_]/g, "_")}`;
       await admin.query(`CREATE SCHEMA IF NOT EXISTS ${schema}`);
       return postgresUrl(database.url, databaseName, schema);
     },

@@ -3,7 +3,6 @@
  * refuses log ranges, keyset paging with every page size, continuations, and the three nodes over the index.
  */
 import { copyFileSync, writeFileSync } from "node:fs";
-import { createServer, type Server } from "node:http";
 import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { loadConfig } from "../src/core/config.js";
@@ -20,6 +19,7 @@ import { ORDER_FULFILLED } from "../src/sources/index/venues/seaport.js";
 import { type IndexBackend, openBackend } from "./index-backend.js";
 import { buildChain, type ChainFixture, HUGE_ID, NFT721, NFT1155, TOKEN20 } from "./index-fixture.js";
 import { type Anvil, address, startAnvil } from "./index-helpers.js";
+import { startJsonRpcProxy } from "./upstreams/jsonrpc.js";
 
 let anvil: Anvil;
 let chain: ChainFixture;
@@ -181,7 +181,7 @@ describe("indexChain", () => {
 
   for (const style of ["hint", "plain"] as const) {
     it(`shrinks the eth_getLogs range when the provider refuses it (${style} error) and grows it back`, async () => {
-      const proxy = await refusingProxy(anvil.rpcUrl, 3, style);
+      const proxy = await startJsonRpcProxy(anvil.rpcUrl, { maxBlocks: 3, refusal: style });
       try {
         const db = await dbPath(`refused-${style}`);
         const result = await indexChain(options(db, { rpcUrl: proxy.url, maxRange: 50 }));
@@ -196,8 +196,67 @@ describe("indexChain", () => {
     });
   }
 
+  it("reads ranges concurrently and commits them strictly in block order, also when they finish out of order", async () => {
+    // Every eth_getLogs answer is delayed at random, so ranges read at once come back in any order.
+    const proxy = await startJsonRpcProxy(anvil.rpcUrl, {
+      latencyMs: (calls) => (calls.some((c) => c.method === "eth_getLogs") ? Math.random() * 40 : 0),
+      maxBlocks: 3,
+      refusal: "hint",
+    });
+    try {
+      const db = await dbPath("concurrent");
+      const committed: number[] = [];
+      const result = await indexChain(
+        options(db, {
+          rpcUrl: proxy.url,
+          concurrency: 4,
+          maxRange: 2,
+          onProgress: (p) => committed.push(p.block),
+        }),
+      );
+      expect(result).toEqual({ lastBlock: chain.head, records: chain.expected.length });
+      expect(await allOnChain(db)).toEqual(chain.expected);
+      expect(proxy.maxConcurrentLogs).toBeGreaterThan(1);
+      expect(proxy.maxConcurrentLogs).toBeLessThanOrEqual(4);
+      // Progress comes after each commit: block by block in chain order, whatever order the reads finished in.
+      expect(committed.length).toBeGreaterThan(4);
+      expect(committed).toEqual([...committed].sort((a, b) => a - b));
+      expect(committed.at(-1)).toBe(chain.head);
+    } finally {
+      await proxy.close();
+    }
+  });
+
+  it("shares one 429 backoff among all concurrent readers", async () => {
+    let limited = 0;
+    let limitedAt = 0;
+    const proxy = await startJsonRpcProxy(anvil.rpcUrl, {
+      intercept: (calls) => {
+        if (limited === 0 && calls.some((c) => c.method === "eth_getLogs")) {
+          limited++;
+          limitedAt = Date.now();
+          return { status: 429, headers: { "retry-after": "1" }, body: '{"error":"rate limited"}' };
+        }
+        return undefined;
+      },
+    });
+    try {
+      const db = await dbPath("rate-limited");
+      const result = await indexChain(options(db, { rpcUrl: proxy.url, concurrency: 4, maxRange: 2 }));
+      expect(result.lastBlock).toBe(chain.head);
+      expect(await allOnChain(db)).toEqual(chain.expected);
+      expect(limited).toBe(1);
+      // Requests already on the wire may still arrive; none is sent during the second Retry-After asked for.
+      const during = proxy.requests.filter((r) => r.at > limitedAt + 100 && r.at < limitedAt + 950);
+      expect(during).toEqual([]);
+      expect(proxy.requests.filter((r) => r.at >= limitedAt + 950).length).toBeGreaterThan(0);
+    } finally {
+      await proxy.close();
+    }
+  });
+
   it("reports a node that refuses even one block clearly", async () => {
-    const proxy = await refusingProxy(anvil.rpcUrl, 0, "plain");
+    const proxy = await startJsonRpcProxy(anvil.rpcUrl, { maxBlocks: 0 });
     try {
       await expect(indexChain(options(await dbPath("refused-all"), { rpcUrl: proxy.url }))).rejects.toThrow(
         /JSON-RPC node at http:\/\/127\.0\.0\.1:\d+ refused eth_getLogs/,
@@ -481,63 +540,3 @@ describe("IndexStore.open", () => {
     }
   });
 });
-
-interface RefusingProxy {
-  url: string;
-  /** Sizes (in blocks) of the eth_getLogs ranges it served. */
-  served: number[];
-  refused: number;
-  close(): Promise<void>;
-}
-
-/**
- * A JSON-RPC proxy in front of anvil that refuses `eth_getLogs` over more than `maxBlocks` blocks, as providers
- * do: with Alchemy's hint of a range that works, or with a bare "too many results" message.
- */
-async function refusingProxy(target: string, maxBlocks: number, style: "hint" | "plain"): Promise<RefusingProxy> {
-  const state = { served: [] as number[], refused: 0 };
-  const server: Server = createServer(async (req, res) => {
-    const chunks: Buffer[] = [];
-    for await (const chunk of req) chunks.push(chunk as Buffer);
-    const body = JSON.parse(Buffer.concat(chunks).toString()) as
-      | { id: number; method: string; params: unknown[] }
-      | { id: number; method: string; params: unknown[] }[];
-    const answer = async (call: { id: number; method: string; params: unknown[] }) => {
-      if (call.method === "eth_getLogs") {
-        const filter = call.params[0] as { fromBlock: string; toBlock: string };
-        const from = Number(filter.fromBlock);
-        const size = Number(filter.toBlock) - from + 1;
-        if (size > maxBlocks) {
-          state.refused++;
-          const message =
-            style === "hint" && maxBlocks > 0
-              ? `Log response size exceeded. You can make eth_getLogs requests with up to a 2K block range and no limit on the response size, or you can request any block range with a cap of 10K logs in the response. Based on your parameters, this block range should work: [0x${from.toString(16)}, 0x${(from + maxBlocks - 1).toString(16)}]`
-              : "query returned more than 10000 results";
-          return { jsonrpc: "2.0", id: call.id, error: { code: -32602, message } };
-        }
-        state.served.push(size);
-      }
-      const forwarded = await fetch(target, {
-        method: "POST",
-        headers: { "content-type": "application/json" },
-        body: JSON.stringify({ ...call, jsonrpc: "2.0" }),
-      });
-      return (await forwarded.json()) as unknown;
-    };
-    const reply = Array.isArray(body) ? await Promise.all(body.map(answer)) : await answer(body);
-    res.setHeader("content-type", "application/json");
-    res.end(JSON.stringify(reply));
-  });
-  await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve));
-  const { port } = server.address() as { port: number };
-  return {
-    url: `http://127.0.0.1:${port}`,
-    get served() {
-      return state.served;
-    },
-    get refused() {
-      return state.refused;
-    },
-    close: () => new Promise<void>((resolve) => server.close(() => resolve())),
-  };
-}

@@ -38,6 +38,8 @@ export interface HttpCall {
   signal?: AbortSignal | undefined;
   /** Observes each attempt (metrics, logs). */
   onAttempt?: ((event: AttemptEvent) => void) | undefined;
+  /** Waits before each attempt, retries included (a backoff shared by several concurrent callers). */
+  beforeAttempt?: (() => Promise<void>) | undefined;
 }
 
 /** What one attempt produced, as seen by the retry decision. */
@@ -82,6 +84,13 @@ export async function httpRequest(call: HttpCall): Promise<HttpResult> {
   const started = Date.now();
   const { retry } = call;
   for (let attempt = 1; ; attempt++) {
+    if (call.beforeAttempt) {
+      try {
+        await call.beforeAttempt();
+      } catch {
+        return { error: aborted(call), attempts: attempt - 1 };
+      }
+    }
     const attemptStart = Date.now();
     const result = await attemptOnce(call);
     const outcome = result.outcome;

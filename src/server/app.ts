@@ -10,12 +10,12 @@ import swagger from "@fastify/swagger";
 import swaggerUi from "@fastify/swagger-ui";
 import Fastify, { type FastifyInstance, type FastifyReply, type FastifyRequest } from "fastify";
 import { type Config, defaultConfig } from "../core/config.js";
-import { ChainmailError, type ErrorPayload, httpStatusOf, invalidInput } from "../core/errors.js";
+import { ChainmailError, type ErrorPayload, httpStatusOf, invalidInput, toErrorPayload } from "../core/errors.js";
 import { parseJson, stringifyJson } from "../core/json.js";
 import { type AnyNode, describeNode, type GenericOutput, runNode } from "../core/node.js";
 import { nodes as registry } from "../nodes/index.js";
 import { bearerChecker } from "./auth.js";
-import { createMetrics, type ServiceMetrics } from "./metrics.js";
+import { createMetrics, indexLag, type ServiceMetrics } from "./metrics.js";
 import { buildOpenApi } from "./openapi.js";
 import { loadServerSettings, type ServerSettings } from "./settings.js";
 
@@ -94,7 +94,12 @@ export async function buildApp(options: AppOptions = {}): Promise<FastifyInstanc
   const config = options.config ?? defaultConfig();
   const nodes = options.nodes ?? registry;
   const settings = loadServerSettings(config, options.tokens ? { tokens: options.tokens } : {});
-  const metrics = createMetrics();
+  // With NFT_SOURCE=index, /healthz and /metrics also report the index (loaded on demand, like the source).
+  const indexStatus =
+    config.nftSource === "index"
+      ? async () => (await import("../sources/index/source.js")).indexStatus(config)
+      : undefined;
+  const metrics = createMetrics(indexStatus);
   const checkBearer = bearerChecker(settings.tokens);
   const openapi = buildOpenApi(Object.values(nodes), {
     auth: settings.tokens.length > 0,
@@ -249,7 +254,25 @@ export async function buildApp(options: AppOptions = {}): Promise<FastifyInstanc
 
   app.get("/nodes", (_request, reply) => sendJson(reply, 200, Object.values(nodes).map(describeNode)));
   app.get("/openapi.json", (_request, reply) => sendJson(reply, 200, openapi));
-  app.get("/healthz", (_request, reply) => sendJson(reply, 200, { status: "ok" }));
+  app.get("/healthz", async (_request, reply) => {
+    if (!indexStatus) return sendJson(reply, 200, { status: "ok" });
+    try {
+      const status = await indexStatus();
+      return sendJson(reply, 200, {
+        status: "ok",
+        index: {
+          last_block: status.lastBlock,
+          head_block: status.headBlock,
+          lag_blocks: indexLag(status),
+          head_seen_at: status.headSeenAt === null ? null : new Date(status.headSeenAt).toISOString(),
+          records: status.records,
+        },
+      });
+    } catch (err) {
+      // A replica that cannot read the index should get no traffic.
+      return sendJson(reply, 503, { status: "unavailable", index: { error: toErrorPayload(err) } });
+    }
+  });
   app.get("/metrics", async (_request, reply) =>
     reply.type(metrics.registry.contentType).send(await metrics.registry.metrics()),
   );

@@ -2,8 +2,9 @@
  * Prometheus metrics (prom-client), one registry per app so several services in one process (tests, the demo)
  * keep their own counts.
  */
-import { Counter, collectDefaultMetrics, Histogram, Registry } from "prom-client";
+import { Counter, collectDefaultMetrics, Gauge, Histogram, Registry } from "prom-client";
 import type { AttemptEvent } from "../core/http.js";
+import type { IndexStatus } from "../sources/index/store.js";
 
 export interface ServiceMetrics {
   registry: Registry;
@@ -22,8 +23,13 @@ function outcomeLabel(event: AttemptEvent): string {
   return `${Math.floor(outcome.status / 100)}xx`;
 }
 
-export function createMetrics(): ServiceMetrics {
+/**
+ * `indexStatus`, when the service reads the own index: the index gauges are read from it at each scrape (one
+ * small query), so every replica reports the shared index as it is.
+ */
+export function createMetrics(indexStatus?: () => Promise<IndexStatus>): ServiceMetrics {
   const registry = new Registry();
+  if (indexStatus) indexGauges(registry, indexStatus);
   collectDefaultMetrics({ register: registry, prefix: "chainmail_" });
   const requests = new Counter({
     name: "chainmail_http_requests_total",
@@ -62,4 +68,41 @@ export function createMetrics(): ServiceMetrics {
       if (event.retryInMs !== undefined) retries.inc({ node: event.node, upstream: event.upstream });
     },
   };
+}
+
+function indexGauges(registry: Registry, indexStatus: () => Promise<IndexStatus>): void {
+  // One read per scrape, shared by the gauges (prom-client collects them at the same time).
+  let reading: Promise<IndexStatus | undefined> | undefined;
+  const read = () => {
+    reading ??= indexStatus()
+      .catch(() => undefined)
+      .finally(() => {
+        reading = undefined;
+      });
+    return reading;
+  };
+  const gauge = (name: string, help: string, value: (status: IndexStatus | undefined) => number | null) =>
+    new Gauge({
+      name,
+      help,
+      registers: [registry],
+      async collect() {
+        const v = value(await read());
+        if (v !== null) this.set(v);
+      },
+    });
+  // The others keep their last values when a read fails: this one says whether they are current.
+  gauge("chainmail_index_up", "1 when the last scrape could read the own index, else 0", (s) => (s ? 1 : 0));
+  gauge("chainmail_index_last_block", "The last block fully in the own index", (s) => s?.lastBlock ?? null);
+  gauge("chainmail_index_head_block", "The chain head the indexer last saw", (s) => s?.headBlock ?? null);
+  gauge("chainmail_index_lag_blocks", "Blocks between the chain head the indexer last saw and the index", (s) =>
+    s ? indexLag(s) : null,
+  );
+  gauge("chainmail_index_rows", "Records in the own index", (s) => s?.records ?? null);
+}
+
+/** Blocks the index is behind the head its writer last saw (null until both are known). */
+export function indexLag(status: IndexStatus): number | null {
+  if (status.headBlock === null) return null;
+  return Math.max(0, status.headBlock - (status.lastBlock ?? -1));
 }

@@ -97,18 +97,41 @@ export function buildOpenApi(nodes: readonly AnyNode[], options: OpenApiOptions)
   paths["/healthz"] = {
     get: {
       operationId: "healthz",
-      summary: "Liveness",
+      summary: "Liveness; with NFT_SOURCE=index also the index's last block and lag behind the chain head",
       tags: ["service"],
       responses: {
-        200: json({ type: "object", properties: { status: { const: "ok" } } }, "The service is up"),
-        503: json(errorOnly, "The service is shutting down"),
+        200: json(
+          {
+            type: "object",
+            properties: {
+              status: { const: "ok" },
+              index: {
+                type: "object",
+                description: "Only with NFT_SOURCE=index",
+                properties: {
+                  last_block: { type: ["integer", "null"], description: "The last block fully indexed" },
+                  head_block: { type: ["integer", "null"], description: "The chain head the indexer last saw" },
+                  lag_blocks: { type: ["integer", "null"], description: "head_block - last_block" },
+                  head_seen_at: { type: ["string", "null"], description: "When the indexer last saw the head (UTC)" },
+                  records: { type: "integer" },
+                },
+              },
+            },
+          },
+          "The service is up",
+        ),
+        503: json(
+          { type: "object" },
+          "The service is shutting down (an error), or cannot read the index (`status: unavailable`)",
+        ),
       },
     },
   };
   paths["/metrics"] = {
     get: {
       operationId: "metrics",
-      summary: "Prometheus metrics: requests, latency, upstream attempts and retries per node",
+      summary:
+        "Prometheus metrics: requests, latency, upstream attempts and retries per node; with NFT_SOURCE=index the index's last block, head, lag and rows",
       tags: ["service"],
       responses: {
         200: { description: "Prometheus text format", content: { "text/plain": { schema: { type: "string" } } } },

@@ -2,6 +2,7 @@
 import type { Command } from "commander";
 import { defaultConfig } from "../../core/config.js";
 import { displayTarget } from "../../db/database.js";
+import { copyIndex } from "../../sources/index/copy.js";
 import { type IndexProgress, indexChain } from "../../sources/index/indexer.js";
 import { integerOption, UsageError } from "../io.js";
 
@@ -15,9 +16,22 @@ interface IndexOptions {
   seaport?: string;
   ethTokens?: string;
   once?: boolean;
+  concurrency?: string;
 }
 
+interface MigrateOptions {
+  from: string;
+  to: string;
+}
+
+const MAX_CONCURRENCY = 64;
+
 const ADDRESS = /^0x[0-9a-fA-F]{40}$/;
+
+const WRITER = {
+  waiting: "another indexer is writing; waiting to take over",
+  writing: "took over writing",
+} as const;
 
 function addresses(flag: string, value: string | undefined): string[] | undefined {
   if (value === undefined) return undefined;
@@ -31,7 +45,7 @@ function addresses(flag: string, value: string | undefined): string[] | undefine
 }
 
 export function registerIndexChain(program: Command): void {
-  program
+  const index = program
     .command("index")
     .description(
       "Index NFT transfers, mints, burns and marketplace sales from an Ethereum JSON-RPC node, and keep following it",
@@ -44,6 +58,7 @@ export function registerIndexChain(program: Command): void {
     .option("--price-feed <addr>", "Chainlink-style ETH/USD aggregator (AnswerUpdated logs) for price_usd")
     .option("--seaport <addr,...>", "Seaport exchanges besides the mainnet ones")
     .option("--eth-tokens <addr,...>", "ERC-20 tokens worth one ETH (like WETH) besides the mainnet ones")
+    .option("--concurrency <n>", `block ranges read at once while catching up, 1 to ${MAX_CONCURRENCY} (default 4)`)
     .option("--once", "stop at the head instead of following the chain")
     .action(async (options: IndexOptions) => {
       const config = defaultConfig();
@@ -61,12 +76,17 @@ export function registerIndexChain(program: Command): void {
       const ethTokens = addresses("--eth-tokens", options.ethTokens);
       const fromBlock = integerOption("--from-block", options.fromBlock);
       const safeDepth = integerOption("--safe-depth", options.safeDepth);
+      const concurrency = integerOption("--concurrency", options.concurrency, MAX_CONCURRENCY);
+      if (concurrency === 0) {
+        throw new UsageError(`--concurrency 0 is invalid: must be an integer from 1 to ${MAX_CONCURRENCY}`);
+      }
       const dbPath = options.db ?? config.indexDb;
 
       const stop = new AbortController();
       const onSignal = () => stop.abort();
       process.once("SIGINT", onSignal);
       process.once("SIGTERM", onSignal);
+      let waited = false;
       const progress = process.stderr.isTTY
         ? (p: IndexProgress) =>
             process.stderr.write(
@@ -83,14 +103,16 @@ export function registerIndexChain(program: Command): void {
           ...(contracts ? { contracts } : {}),
           ...(fromBlock !== undefined ? { fromBlock } : {}),
           ...(safeDepth !== undefined ? { safeDepth } : {}),
+          ...(concurrency !== undefined ? { concurrency } : {}),
           ...(priceFeed ? { priceFeed: priceFeed[0]! } : {}),
           ...(seaport ? { seaport } : {}),
           ...(ethTokens ? { ethTokens } : {}),
           ...(progress ? { onProgress: progress } : {}),
-          onWait: () =>
-            process.stderr.write(
-              `chainmail index: another indexer is writing ${displayTarget(dbPath)}; waiting to take over\n`,
-            ),
+          onWriter: (state) => {
+            if (state === "waiting") waited = true;
+            if (state === "waiting" || waited)
+              process.stderr.write(`chainmail index: ${WRITER[state]} ${displayTarget(dbPath)}\n`);
+          },
         });
         if (progress) process.stderr.write("\n");
         process.stdout.write(
@@ -100,5 +122,26 @@ export function registerIndexChain(program: Command): void {
         process.off("SIGINT", onSignal);
         process.off("SIGTERM", onSignal);
       }
+    });
+
+  index
+    .command("migrate")
+    .description("Copy an index to another database, e.g. an SQLite file into PostgreSQL")
+    .requiredOption("--from <path|url>", "the index to copy (an SQLite file or a postgres:// URL)")
+    .requiredOption("--to <url|path>", "the database to fill: empty, or holding an interrupted copy")
+    .action(async (options: MigrateOptions) => {
+      if (options.from === options.to) throw new UsageError("--from and --to name the same database");
+      const progress = process.stderr.isTTY
+        ? (p: { records: number; total: number }) => process.stderr.write(`\r${p.records} of ${p.total} records copied`)
+        : undefined;
+      const result = await copyIndex({
+        from: options.from,
+        to: options.to,
+        ...(progress ? { onProgress: progress } : {}),
+      });
+      if (progress) process.stderr.write("\n");
+      process.stdout.write(
+        `${JSON.stringify({ from: displayTarget(options.from), to: displayTarget(options.to), last_block: result.lastBlock ?? null, records: result.records })}\n`,
+      );
     });
 }

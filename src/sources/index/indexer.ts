@@ -1,11 +1,14 @@
 /**
  * Ingestion: follows an Ethereum JSON-RPC node into the index store.
  *
- * Each step takes one block range: `eth_getLogs` for every NFT transfer topic and every marketplace topic of the
+ * The work comes in block ranges: `eth_getLogs` for every NFT transfer topic and every marketplace topic of the
  * venue table (venues/index.ts; the range shrinks when the provider refuses it, using its hint when it gives one,
  * and grows again on success), then one batch of block headers for the timestamps and, when a venue needs them
- * (Blur v2's taker is the sender), one batch of the range's transactions, cached. A range is committed in one transaction together with the cursor, so a crash or an
- * abort resumes exactly where it stopped and a re-run inserts nothing twice.
+ * (Blur v2's taker is the sender), one batch of the range's transactions, cached. While catching up,
+ * `concurrency` ranges are read at once (one shared 429 backoff); they are committed strictly in block order, each
+ * in one transaction together with the cursor, so a crash or an abort resumes exactly where it stopped and a
+ * re-run inserts nothing twice. At the head one range is read at a time. One process writes an index at a time
+ * (the store's writer lock); others wait to take over.
  *
  * Reorgs: the hash of every block that got records (and of every range end) is kept. A range whose first block
  * does not extend the stored tip, or a tip whose hash changed, means a reorganisation: stored hashes are
@@ -51,12 +54,20 @@ export interface IndexChainOptions {
   ethTokens?: string[];
   signal?: AbortSignal;
   onProgress?: (p: IndexProgress) => void;
-  /** Called once when another indexer is writing this index and this one waits to take over. */
-  onWait?: () => void;
+  /**
+   * `waiting`: another indexer is writing this index and this one waits to take over (called once);
+   * `writing`: this one now holds the index's writer lock.
+   */
+  onWriter?: (state: "waiting" | "writing") => void;
   /** Wait between polls when following the head. Default 1000 ms. */
   pollIntervalMs?: number;
   /** Largest `eth_getLogs` range in blocks. Default 2000. */
   maxRange?: number;
+  /**
+   * Block ranges read at once while catching up (committed in block order all the same). Default 4; following
+   * the head reads one range at a time.
+   */
+  concurrency?: number;
   /** Timeouts, retries and proxy of the RPC calls. Default: the process configuration. */
   config?: Config;
 }
@@ -91,6 +102,33 @@ const HEADER_BATCH = 100;
 /** Transactions remembered between ranges (a sweep's logs may straddle a range boundary only in theory). */
 const TRANSACTION_CACHE = 10_000;
 const NFT_TOPICS: string[] = [TOPIC.transfer, TOPIC.transferSingle, TOPIC.transferBatch, TOPIC.consecutiveTransfer];
+const DEFAULT_CONCURRENCY = 4;
+/** Beyond any log index: "the end of the block" in a (block, log) position. */
+const MAX_LOG_INDEX = 2 ** 31 - 1;
+
+/** Successful reads after which a refused range size may be tried again. */
+const GROW_AFTER_REFUSAL = 50;
+/** A range the provider refused: read again in smaller pieces. */
+const REFUSED = Symbol("refused");
+
+/** One range read (possibly ahead of the commit cursor), ready to commit. */
+interface ReadRange {
+  from: number;
+  to: number;
+  headers: Map<number, Header>;
+  records: ActivityRow[];
+  answers: PriceAnswer[];
+  unpriced: Unpriced[];
+  /** Logs of known exchanges that gave no record (counted when the range is committed). */
+  unknownLogs: number;
+}
+
+/** A sale priced as ETH whose USD rate is the feed answer in force before its range. */
+interface Unpriced {
+  row: ActivityRow;
+  amount: bigint;
+  decimals: number;
+}
 
 export async function indexChain(options: IndexChainOptions): Promise<IndexChainResult> {
   const store = await IndexStore.open(options.dbPath);
@@ -98,12 +136,16 @@ export async function indexChain(options: IndexChainOptions): Promise<IndexChain
     // One writer per index: other indexers of the same index wait here and take over when it stops or dies.
     let lock: WriterLock;
     try {
-      lock = await store.db.lockWriter("index", { signal: options.signal, onWait: options.onWait });
+      lock = await store.db.lockWriter("index", {
+        signal: options.signal,
+        onWait: () => options.onWriter?.("waiting"),
+      });
     } catch (err) {
       if (options.signal?.aborted) return { lastBlock: (await store.lastBlock()) ?? -1, records: 0, unknownLogs: 0 };
       throw err;
     }
     try {
+      options.onWriter?.("writing");
       return await new Indexer(options, store).run();
     } finally {
       await lock.release();
@@ -122,7 +164,13 @@ class Indexer {
   private readonly safeDepth: number;
   private readonly maxRange: number;
   private range: number;
+  /** The range never grows past a size refused recently. */
+  private ceiling: number;
+  private sinceRefusal = 0;
+  private readonly concurrency: number;
+  private readonly decimals = new Map<string, Promise<number>>();
   private written = 0;
+  private noted = { head: -1, at: 0 };
   private unknownLogs = 0;
   private readonly transactions = new Map<string, TransactionInfo | null>();
   /** Ranges in a row whose logs and headers disagreed. */
@@ -141,6 +189,8 @@ class Indexer {
     this.safeDepth = options.safeDepth ?? 0;
     this.maxRange = Math.max(1, options.maxRange ?? 2000);
     this.range = Math.min(this.maxRange, 500);
+    this.ceiling = this.maxRange;
+    this.concurrency = Math.max(1, options.concurrency ?? DEFAULT_CONCURRENCY);
     const config = options.config ?? defaultConfig();
     this.rpc = new RpcClient(options.rpcUrl, {
       dispatcher: config.dispatcher,
@@ -160,6 +210,7 @@ class Indexer {
         const next = await this.nextBlock();
         if (next > head - this.safeDepth) {
           head = hexToNumber(await this.rpc.call<string>("eth_blockNumber", []));
+          await this.noteHead(head);
           if (await this.tipReorged()) continue;
           if (next > head - this.safeDepth) {
             this.progress(next - 1, head);
@@ -168,8 +219,7 @@ class Indexer {
             continue;
           }
         }
-        await this.step(next, head - this.safeDepth);
-        this.progress((await this.nextBlock()) - 1, head);
+        await this.catchUp(next, head - this.safeDepth, head);
       }
     } catch (err) {
       if (!signal?.aborted) throw toIndexError(err, this.rpc.origin);
@@ -179,6 +229,13 @@ class Indexer {
 
   private progress(block: number, head: number): void {
     this.options.onProgress?.({ block, head, records: this.written, unknownLogs: this.unknownLogs });
+  }
+
+  /** Records the head for readers' /healthz: when it moved, or once a second as a sign of life. */
+  private async noteHead(head: number): Promise<void> {
+    if (head === this.noted.head && Date.now() - this.noted.at < 1000) return;
+    this.noted = { head, at: Date.now() };
+    await this.store.noteHead(head);
   }
 
   /** An index built for one set of contracts cannot silently continue for another. */
@@ -233,58 +290,120 @@ class Indexer {
     }
   }
 
-  /** Indexes `[next, …]` up to at most `target`: one committed range. */
-  private async step(next: number, target: number): Promise<void> {
-    const to = Math.min(target, next + this.range - 1);
-    // The range end's hash before and after reading the logs: equal means the logs come from one chain.
-    const before = await this.rpc.call<Header | null>("eth_getBlockByNumber", [toHex(to), false]);
-    const logs = await this.getLogs(next, to);
-    if (logs.to !== to) return; // the range shrank: start over, reading the end hash of the smaller range first
-    const live = logs.logs.filter((log) => !log.removed);
-    const blockNumbers = new Set<number>([next, to, ...live.map((log) => hexToNumber(log.blockNumber))]);
-    const headers = await this.headers([...blockNumbers]);
-    const [last] = await this.store.checkpoints(next - 1, 1);
-    const first = headers.get(next);
-    if (last && last.number === next - 1 && first && first.parentHash.toLowerCase() !== last.hash) {
-      await this.rollBack(next - 1);
-      return;
+  /**
+   * Indexes `[next, target]`: up to `concurrency` ranges are read at once (logs, headers, decoding) and committed
+   * strictly in block order, each in one transaction with the cursor. A range the provider refuses is split into
+   * smaller ones in its place. A reorg found at a commit, or a range read across a moving chain, drops what is in
+   * flight; the caller then starts again from the cursor.
+   */
+  private async catchUp(next: number, target: number, head: number): Promise<void> {
+    // Contiguous, in block order; the first `concurrency` are being read. Planned only as far as they are read,
+    // so a range size learnt from a refusal applies to the next ones, and memory stays bounded.
+    const queue: { from: number; to: number; read?: Promise<ReadRange | typeof REFUSED | undefined> }[] = [];
+    let planned = next;
+    const fill = () => {
+      while (queue.length < this.concurrency && planned <= target) {
+        const to = Math.min(target, planned + this.range - 1);
+        queue.push({ from: planned, to });
+        planned = to + 1;
+      }
+      for (const slot of queue.slice(0, this.concurrency)) {
+        if (slot.read) continue;
+        slot.read = this.readRange(slot.from, slot.to);
+        slot.read.catch(() => {}); // seen when its turn comes, or dropped with the rest
+      }
+    };
+    try {
+      for (fill(); queue.length > 0; fill()) {
+        const slot = queue[0]!;
+        const range = await slot.read!;
+        queue.shift();
+        if (range === REFUSED) {
+          // Read it again as ranges of the size the provider accepts, first in line.
+          const pieces = [];
+          for (let from = slot.from; from <= slot.to; from += this.range) {
+            pieces.push({ from, to: Math.min(slot.to, from + this.range - 1) });
+          }
+          queue.unshift(...pieces);
+          continue;
+        }
+        if (!range) return this.chainMoved(slot.from, slot.to);
+        this.inconsistent = 0;
+        if (!(await this.commit(range))) return;
+        this.progress(range.to, head);
+      }
+    } finally {
+      // Ranges read past a reorg or a failure are dropped, but not left running against a closing store.
+      await Promise.allSettled(queue.map((slot) => slot.read));
     }
-    const end = headers.get(to);
+  }
+
+  /** The chain moved under a read: read again, but not forever against a node that never agrees. */
+  private async chainMoved(from: number, to: number): Promise<void> {
+    if (++this.inconsistent > 10) {
+      throw new ChainmailError(
+        "UPSTREAM_BAD_RESPONSE",
+        `The JSON-RPC node at ${this.rpc.origin} keeps answering logs that do not match its block hashes (blocks ${from}-${to}).`,
+        {
+          hint: "A load-balanced endpoint may mix nodes at different heads; use one node or a --safe-depth.",
+          details: { upstream: RPC_UPSTREAM, from_block: from, to_block: to },
+        },
+      );
+    }
+    await sleep(100 * this.inconsistent, undefined, this.options.signal ? { signal: this.options.signal } : undefined);
+  }
+
+  /**
+   * Reads `[from, to]`: the end's hash before the logs, the headers after them; undefined when they disagree
+   * (the chain moved meanwhile), REFUSED when the provider refused the range (which then shrinks).
+   */
+  private async readRange(from: number, to: number): Promise<ReadRange | typeof REFUSED | undefined> {
+    const before = await this.rpc.call<Header | null>("eth_getBlockByNumber", [toHex(to), false]);
+    const logs = await this.getLogs(from, to);
+    if (!logs) return REFUSED;
+    const live = logs.filter((log) => !log.removed);
+    const blockNumbers = new Set<number>([from, to]);
+    for (const log of live) blockNumbers.add(hexToNumber(log.blockNumber));
+    const headers = await this.headers([...blockNumbers]);
     const consistent =
       before &&
-      end &&
-      before.hash === end.hash &&
+      headers.get(to)?.hash === before.hash &&
       live.every(
         (log) => headers.get(hexToNumber(log.blockNumber))?.hash.toLowerCase() === log.blockHash.toLowerCase(),
       );
-    if (!consistent) {
-      // The chain moved under us: read the range again, but not forever against a node that never agrees.
-      if (++this.inconsistent > 10) {
-        throw new ChainmailError(
-          "UPSTREAM_BAD_RESPONSE",
-          `The JSON-RPC node at ${this.rpc.origin} keeps answering logs that do not match its block hashes (blocks ${next}-${to}).`,
-          {
-            hint: "A load-balanced endpoint may mix nodes at different heads; use one node or a --safe-depth.",
-            details: { upstream: RPC_UPSTREAM, from_block: next, to_block: to },
-          },
-        );
-      }
-      await sleep(
-        100 * this.inconsistent,
-        undefined,
-        this.options.signal ? { signal: this.options.signal } : undefined,
-      );
-      return;
-    }
-    this.inconsistent = 0;
-    const { records, answers } = await this.decode(live, headers);
-    const blocks: Checkpoint[] = [...headers].map(([number, header]) => ({ number, hash: header.hash.toLowerCase() }));
-    this.written += await this.store.commitRange({ records, blocks, answers, lastBlock: to });
-    this.range = Math.min(this.maxRange, Math.ceil(this.range * 1.5));
+    if (!consistent) return undefined;
+    return { from, to, headers, ...(await this.decode(live, headers)) };
   }
 
-  /** `eth_getLogs` over `[from, to]`, shrinking `to` while the provider refuses the range. */
-  private async getLogs(from: number, to: number): Promise<{ logs: RawLog[]; to: number }> {
+  /** Commits a range read in parallel, after checking it extends the stored chain; false after a rollback. */
+  private async commit(range: ReadRange): Promise<boolean> {
+    const [last] = await this.store.checkpoints(range.from - 1, 1);
+    const first = range.headers.get(range.from);
+    if (last && last.number === range.from - 1 && first && first.parentHash.toLowerCase() !== last.hash) {
+      await this.rollBack(range.from - 1);
+      return false;
+    }
+    if (range.unpriced.length > 0) {
+      // Sales before the range's first feed answer take the rate in force before the range, known only now.
+      const rate = await this.store.answerAt(range.from - 1, MAX_LOG_INDEX);
+      for (const { row, amount, decimals } of range.unpriced) row.price_usd = this.usd(amount, decimals, rate);
+    }
+    const blocks: Checkpoint[] = [...range.headers].map(([number, header]) => ({
+      number,
+      hash: header.hash.toLowerCase(),
+    }));
+    this.unknownLogs += range.unknownLogs;
+    this.written += await this.store.commitRange({
+      records: range.records,
+      blocks,
+      answers: range.answers,
+      lastBlock: range.to,
+    });
+    return true;
+  }
+
+  /** `eth_getLogs` over `[from, to]`; undefined when the provider refused the range (which then shrinks). */
+  private async getLogs(from: number, to: number): Promise<RawLog[] | undefined> {
     const topics = [...NFT_TOPICS, ...this.venues.topics];
     if (this.feed) topics.push(TOPIC.answerUpdated);
     const address = this.contracts
@@ -292,14 +411,20 @@ class Indexer {
       : undefined;
     const filter = { fromBlock: toHex(from), toBlock: toHex(to), topics: [topics], ...(address ? { address } : {}) };
     try {
-      return { logs: await this.rpc.call<RawLog[]>("eth_getLogs", [filter]), to };
+      const logs = await this.rpc.call<RawLog[]>("eth_getLogs", [filter]);
+      // Grow after a success, but not back past a size refused in the last GROW_AFTER_REFUSAL reads.
+      if (++this.sinceRefusal >= GROW_AFTER_REFUSAL) this.ceiling = this.maxRange;
+      this.range = Math.min(this.ceiling, Math.ceil(this.range * 1.5));
+      return logs;
     } catch (err) {
       if (!(err instanceof RpcError) || !isRangeRefusal(err)) throw err;
       const size = to - from + 1;
       if (size <= 1) throw err;
       const suggested = suggestedRange(err.rpcMessage, from);
-      this.range = Math.max(1, Math.min(size - 1, suggested ?? Math.floor(size / 2)));
-      return { logs: [], to: from + this.range - 1 };
+      this.range = Math.max(1, Math.min(size - 1, this.range, suggested ?? Math.floor(size / 2)));
+      this.ceiling = Math.min(this.ceiling, size - 1);
+      this.sinceRefusal = 0;
+      return undefined;
     }
   }
 
@@ -332,11 +457,11 @@ class Indexer {
     await this.loadTransactions(sorted);
     const records: ActivityRow[] = [];
     const answers: PriceAnswer[] = [];
-    let answer =
-      this.feed && sorted[0]
-        ? await this.store.answerAt(hexToNumber(sorted[0].blockNumber) - 1, 2 ** 31 - 1)
-        : undefined;
-    const countSkipped = () => this.unknownLogs++;
+    const unpriced: Unpriced[] = [];
+    // The feed's answer in force so far in this range; before its first answer, the commit fills the rate in.
+    let answer: bigint | undefined;
+    let unknownLogs = 0;
+    const countSkipped = () => unknownLogs++;
     for (const log of sorted) {
       const address = log.address.toLowerCase();
       const topic = topic0(log) ?? "";
@@ -359,19 +484,21 @@ class Indexer {
           transaction: this.transactions.get(hash) ?? undefined,
         });
         if (!decoded) {
-          if (known) this.unknownLogs++;
+          if (known) unknownLogs++;
           continue;
         }
         for (const activity of decoded) {
           if (this.contracts && !this.contracts.has(activity.contract)) continue;
-          records.push(activity.sale ? await this.saleRow(activity, timestamp, answer) : row(activity, timestamp));
+          records.push(
+            activity.sale ? await this.saleRow(activity, timestamp, answer, unpriced) : row(activity, timestamp),
+          );
         }
         continue;
       }
       if (this.contracts && !this.contracts.has(address)) continue;
       for (const activity of decodeTransfer(log, countSkipped)) records.push(row(activity, timestamp));
     }
-    return { records, answers };
+    return { records, answers, unpriced, unknownLogs };
   }
 
   /** The transactions of the logs whose venue reads them (Blur v2's taker, a CryptoPunks bid's price): one batch. */
@@ -400,26 +527,50 @@ class Indexer {
     }
   }
 
-  private async saleRow(sale: Activity, timestamp: number, answer: bigint | undefined): Promise<ActivityRow> {
+  /**
+   * A sale's row. `answer` is the feed's answer in force; a sale priced as ETH before the range's first answer
+   * joins `unpriced`, for the commit to price at the rate in force before the range.
+   */
+  private async saleRow(
+    sale: Activity,
+    timestamp: number,
+    answer: bigint | undefined,
+    unpriced: Unpriced[],
+  ): Promise<ActivityRow> {
     const { currency, amount } = sale.sale!;
     const decimals = currency ? await this.decimalsOf(currency, 18) : 18;
-    const pricedAsEth = currency === null || this.ethTokens.has(currency);
-    // A price the chain does not state stays NULL (the record then carries no `price`): never a guess.
-    const usd =
-      this.feed && pricedAsEth && answer !== undefined && amount !== null
-        ? formatUnits(amount * answer, decimals + this.feedDecimals)
-        : null;
-    return {
+    const record: ActivityRow = {
       ...row(sale, timestamp),
       marketplace: sale.sale!.marketplace,
       currency,
+      // A price the chain does not state stays NULL (the record then carries no `price`): never a guess.
       price: amount === null ? null : formatUnits(amount, decimals),
-      price_usd: usd,
+      price_usd: null,
     };
+    if (this.feed && amount !== null && (currency === null || this.ethTokens.has(currency))) {
+      if (answer === undefined) unpriced.push({ row: record, amount, decimals });
+      else record.price_usd = this.usd(amount, decimals, answer);
+    }
+    return record;
   }
 
-  /** `decimals()` of a token or feed, cached in the store; `fallback` when the contract has none. */
-  private async decimalsOf(address: string, fallback: number): Promise<number> {
+  /** Exact USD value of an amount priced as ETH at a feed answer; null without an answer (never guessed). */
+  private usd(amount: bigint, decimals: number, answer: bigint | undefined): string | null {
+    return answer === undefined ? null : formatUnits(amount * answer, decimals + this.feedDecimals);
+  }
+
+  /** `decimals()` of a token or feed, cached in memory and in the store; `fallback` when the contract has none. */
+  private decimalsOf(address: string, fallback: number): Promise<number> {
+    let decimals = this.decimals.get(address);
+    if (!decimals) {
+      decimals = this.readDecimals(address, fallback);
+      this.decimals.set(address, decimals);
+      decimals.catch(() => this.decimals.delete(address));
+    }
+    return decimals;
+  }
+
+  private async readDecimals(address: string, fallback: number): Promise<number> {
     const known = await this.store.tokenDecimals(address);
     if (known !== undefined) return known;
     let decimals = fallback;

@@ -1,8 +1,10 @@
 /**
  * A small Ethereum JSON-RPC client over the shared HTTP client (timeouts, retries on 429/5xx/network, proxy).
- * Batches go as one JSON-RPC array. A JSON-RPC error object is thrown as `RpcError` so the ingestion loop can
+ * Batches go as one JSON-RPC array. Concurrent calls share one rate-limit backoff: after a 429 no call of this
+ * client (first attempt or retry) starts until the wait it was given is over. A JSON-RPC error object is thrown as `RpcError` so the ingestion loop can
  * tell "the provider refused this log range" from everything else; transport failures throw `ChainmailError`.
  */
+import { setTimeout as sleep } from "node:timers/promises";
 import type { Dispatcher } from "undici";
 import type { RetryPolicy } from "../../core/config.js";
 import { ChainmailError } from "../../core/errors.js";
@@ -46,6 +48,8 @@ export class RpcClient {
   /** The URL's path and query often carry a provider key: never shown. */
   private readonly secrets: string[];
   private nextId = 1;
+  /** No attempt starts before this time (ms since epoch): the shared 429 backoff. */
+  private pausedUntil = 0;
 
   constructor(
     readonly url: string,
@@ -85,6 +89,12 @@ export class RpcClient {
       secrets: this.secrets,
       dispatcher: this.options.dispatcher,
       signal: this.options.signal,
+      beforeAttempt: () => this.waitForTurn(),
+      onAttempt: (event) => {
+        if (event.outcome.kind === "response" && event.outcome.status === 429 && event.retryInMs !== undefined) {
+          this.pausedUntil = Math.max(this.pausedUntil, Date.now() + event.retryInMs);
+        }
+      },
     });
     if (result.error) throw result.error;
     const { status, body } = result.response;
@@ -116,6 +126,12 @@ export class RpcClient {
         throw new RpcError(reply.error.code ?? -32000, reply.error.message ?? "unknown error", c.method, status);
       return reply.result;
     });
+  }
+
+  private async waitForTurn(): Promise<void> {
+    for (let wait = this.pausedUntil - Date.now(); wait > 0; wait = this.pausedUntil - Date.now()) {
+      await sleep(wait, undefined, this.options.signal ? { signal: this.options.signal } : undefined);
+    }
   }
 }
 

@@ -15,7 +15,7 @@ import { storageError } from "../../db/database.js";
 import type { RawResponse } from "../../schemas/common.js";
 import type { RetrieverResult, TransactionRecord } from "../../schemas/transactions.js";
 import type { NftSource, RetrieverOutcome } from "../types.js";
-import { type ActivityRow, IndexStore, type PageQuery, type Position } from "./store.js";
+import { type ActivityRow, type IndexStatus, IndexStore, type PageQuery, type Position } from "./store.js";
 
 const NAME = "the local index";
 const DEFAULT_PAGE_SIZE = 50;
@@ -41,6 +41,11 @@ export async function closeIndexSources(): Promise<void> {
   const open = [...stores.values()];
   stores.clear();
   await Promise.all(open.map(async (store) => (await store.catch(() => undefined))?.close()));
+}
+
+/** The index's cursor, the chain head its writer last saw, and its record count (for /healthz and /metrics). */
+export async function indexStatus(config: Config): Promise<IndexStatus> {
+  return (await storeFor(config.indexDb)).status();
 }
 
 export async function indexSource(config: Config): Promise<NftSource> {

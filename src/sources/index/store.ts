@@ -59,6 +59,15 @@ export interface Checkpoint {
   hash: string;
 }
 
+export interface IndexStatus {
+  /** The last block fully indexed; null before the first range. */
+  lastBlock: number | null;
+  /** The chain head the indexer last saw, and when (ms since epoch). */
+  headBlock: number | null;
+  headSeenAt: number | null;
+  records: number;
+}
+
 export interface PriceAnswer {
   block: number;
   log: number;
@@ -265,6 +274,29 @@ export class IndexStore {
     const sql = `SELECT * FROM activity ${index} ${where.length ? `WHERE ${where.join(" AND ")}` : ""}
       ORDER BY block_number ${dir}, log_index ${dir}, batch_index ${dir} LIMIT ${param(query.limit)}`;
     return (await this.db.query(sql, args)).map(activityRow);
+  }
+
+  /** Where the index stands: its cursor, the chain head its writer last saw, and its size. */
+  async status(): Promise<IndexStatus> {
+    const rows = await this.db.query<{ key: string; value: string }>(
+      "SELECT key, value FROM meta WHERE key IN ('last_block', 'head_block', 'head_seen_at', 'rows')",
+    );
+    const meta = new Map(rows.map((r) => [r.key, r.value]));
+    const number = (key: string) => (meta.has(key) ? Number(meta.get(key)) : null);
+    return {
+      lastBlock: number("last_block"),
+      headBlock: number("head_block"),
+      headSeenAt: number("head_seen_at"),
+      records: number("rows") ?? 0,
+    };
+  }
+
+  /** Notes the chain head the writer saw (for /healthz and /metrics of every reader). */
+  async noteHead(head: number): Promise<void> {
+    await this.db.transaction(async (tx) => {
+      await this.setMeta("head_block", String(head), tx);
+      await this.setMeta("head_seen_at", String(Date.now()), tx);
+    });
   }
 
   /** The number of records (kept by every write, not counted). */
