@@ -87,6 +87,7 @@ describe("chainmail index migrate", () => {
     expect(await indexChain({ rpcUrl: anvil.rpcUrl, dbPath: to, follow: false, ...chain.options })).toEqual({
       lastBlock: chain.head,
       records: 0,
+      unknownLogs: 0,
     });
   });
 
