@@ -37,6 +37,13 @@ afterAll(async () => {
   rmSync(dir, { recursive: true, force: true });
 });
 
+const mailjetEnv = () => ({
+  EMAIL_TRANSPORT: "mailjet",
+  MAILJET_BASE_URL: mailjet.url,
+  MAILJET_API_KEY: API_KEY,
+  MAILJET_SECRET_KEY: SECRET_KEY,
+});
+
 const logLines = (stdout: string) =>
   stdout
     .trim()
@@ -127,12 +134,7 @@ describe("chainmail watch killed between send and bookkeeping", () => {
   });
 
   it("mailjet: the restart finds the CustomID in Mailjet's message history and sends nothing again", async () => {
-    const s = scenario("mailjet", {
-      EMAIL_TRANSPORT: "mailjet",
-      MAILJET_BASE_URL: mailjet.url,
-      MAILJET_API_KEY: API_KEY,
-      MAILJET_SECRET_KEY: SECRET_KEY,
-    });
+    const s = scenario("mailjet", mailjetEnv());
     await s.run();
     await sell(anvil, token++, 1000);
     expect((await s.run("sent")).code).toBeNull();
@@ -148,12 +150,7 @@ describe("chainmail watch killed between send and bookkeeping", () => {
   });
 
   it("mailjet: killed before the send, the history cannot prove it never went out: delivery unknown, not resent", async () => {
-    const s = scenario("mailjet-unsent", {
-      EMAIL_TRANSPORT: "mailjet",
-      MAILJET_BASE_URL: mailjet.url,
-      MAILJET_API_KEY: API_KEY,
-      MAILJET_SECRET_KEY: SECRET_KEY,
-    });
+    const s = scenario("mailjet-unsent", mailjetEnv());
     await s.run();
     await sell(anvil, token++, 1000);
     expect((await s.run("journalled")).code).toBeNull();

@@ -179,6 +179,16 @@ describe("chainmail watch on the own index", () => {
     }
   });
 
+  it("refuses a rule whose query changed under the same id (its cursor belongs to the old query)", async () => {
+    const w = await setup("changed", [saleRule("changed")]);
+    await w.step();
+    const changed = { ...w.config, rules: [saleRule("changed", { token_id: "7" })] };
+    await expect(watch({ config: changed, env: w.env, once: true })).rejects.toMatchObject({
+      code: "invalid_input",
+      message: expect.stringContaining("Give a rule with a new query a new id"),
+    });
+  });
+
   it("--dry-run shows the emails without sending or writing", async () => {
     const w = await setup("dry", [saleRule("dry")]);
     await w.step();

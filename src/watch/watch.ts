@@ -150,7 +150,8 @@ class WatchRun {
   }
 
   private failed(rule: Rule, err: unknown): void {
-    if (err instanceof ChainmailError && err.code === "storage_error") throw err;
+    // A store that fails, or a rule whose query changed under its id, is not something the next poll mends.
+    if (err instanceof ChainmailError && (err.code === "storage_error" || err.code === "invalid_input")) throw err;
     const wait = holdOffMs(err);
     if (wait !== undefined) {
       this.ctx.follow.pacer?.pauseUntil(Date.now() + wait);
