@@ -262,7 +262,8 @@ class WatchRun {
       });
     } else {
       const state = await this.store.ruleState(rule.id);
-      const since = state?.digestSince ?? Date.now();
+      // No start on record (what a full digest left over, a record back after a reorg): it has waited long enough.
+      const since = state?.digestSince ?? 0;
       const byCount = rule.digest?.records !== undefined && queued.length >= rule.digest.records;
       const byTime = rule.digest?.minutes !== undefined && Date.now() - since >= rule.digest.minutes * 60_000;
       if (!byCount && !byTime) return [];
