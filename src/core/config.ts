@@ -2,7 +2,7 @@
  * Configuration from the environment (DESIGN.md, Configuration). `loadConfig` takes any env-like record, so a
  * library user or a test builds a config without touching `process.env`.
  */
-import { type Dispatcher, EnvHttpProxyAgent } from "undici";
+import { Agent, type Dispatcher, EnvHttpProxyAgent } from "undici";
 import { ChainmailError } from "./errors.js";
 
 export interface RetryPolicy {
@@ -107,13 +107,17 @@ function dispatcherFor(env: Env): Dispatcher {
   let dispatcher = dispatchers.get(key);
   if (!dispatcher) {
     // Always pass all three: undici would otherwise read process.env, and a config built from another record
-    // (a test, a library user) must not pick up this process's proxy.
-    dispatcher = new EnvHttpProxyAgent({
-      httpProxy: httpProxy ?? "",
-      httpsProxy: httpsProxy ?? "",
-      noProxy: noProxy ?? "",
-      connections: 64,
-    });
+    // (a test, a library user) must not pick up this process's proxy. Without a proxy, a plain pool: the proxy
+    // agent would parse every request's origin only to send it straight on.
+    dispatcher =
+      httpProxy || httpsProxy
+        ? new EnvHttpProxyAgent({
+            httpProxy: httpProxy ?? "",
+            httpsProxy: httpsProxy ?? "",
+            noProxy: noProxy ?? "",
+            connections: 64,
+          })
+        : new Agent({ connections: 64 });
     dispatchers.set(key, dispatcher);
   }
   return dispatcher;

@@ -29,17 +29,16 @@ async function getTransactionsPage(
 ): Promise<RetrieverOutcome> {
   const { nftport } = ctx.config;
   const apiKey = params.api_key;
-  const url = new URL(nftport.baseUrl + path);
-  url.searchParams.set("chain", params.chain ?? "ethereum");
+  let url = `${nftport.baseUrl}${path}?chain=${enc(params.chain ?? "ethereum")}`;
   for (const [name, value] of Object.entries(query)) {
     if (value === undefined) continue;
-    if (Array.isArray(value)) for (const item of value) url.searchParams.append(name, item);
-    else url.searchParams.set(name, String(value));
+    if (Array.isArray(value)) for (const item of value) url += `&${name}=${enc(item)}`;
+    else url += `&${name}=${enc(String(value))}`;
   }
   const result = await httpRequest({
     upstream: UPSTREAM,
     method: "GET",
-    url: url.toString(),
+    url,
     headers: { authorization: apiKey, accept: "application/json" },
     timeoutMs: nftport.timeoutMs,
     retry: nftport.retry,
