@@ -1,6 +1,5 @@
 /** `chainmail demo` (what `npm start` runs): the embedded demo, up until Ctrl-C, then everything it started stops. */
 import type { Command } from "commander";
-import { startDemo } from "../../demo/demo.js";
 import { EXIT, integerOption } from "../io.js";
 
 export function registerDemo(program: Command): void {
@@ -25,6 +24,7 @@ export function registerDemo(program: Command): void {
         process.on("SIGTERM", onSignal);
         process.on("SIGHUP", onSignal);
       });
+      const { startDemo } = await import("../../demo/demo.js");
       const demo = await startDemo({
         dataDir: options.dataDir,
         ...(port !== undefined ? { port } : {}),

@@ -2,8 +2,7 @@
 import type { Command } from "commander";
 import { defaultConfig } from "../../core/config.js";
 import { displayTarget } from "../../db/database.js";
-import { copyIndex } from "../../sources/index/copy.js";
-import { type IndexProgress, indexChain } from "../../sources/index/indexer.js";
+import type { IndexProgress } from "../../sources/index/indexer.js";
 import { integerOption, UsageError } from "../io.js";
 
 interface IndexOptions {
@@ -93,6 +92,7 @@ export function registerIndexChain(program: Command): void {
               `\rblock ${p.block} of ${p.head}, ${p.records} records written, ${p.unknownLogs} exchange logs not understood`,
             )
         : undefined;
+      const { indexChain } = await import("../../sources/index/indexer.js");
       try {
         const result = await indexChain({
           rpcUrl,
@@ -134,6 +134,7 @@ export function registerIndexChain(program: Command): void {
       const progress = process.stderr.isTTY
         ? (p: { records: number; total: number }) => process.stderr.write(`\r${p.records} of ${p.total} records copied`)
         : undefined;
+      const { copyIndex } = await import("../../sources/index/copy.js");
       const result = await copyIndex({
         from: options.from,
         to: options.to,

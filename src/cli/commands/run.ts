@@ -1,9 +1,8 @@
 /** `chainmail run <node-id> --input <json | @file | -> [--all] [--limit N]` */
+import { setFlagsFromString } from "node:v8";
 import type { Command } from "commander";
 import { stringifyJson } from "../../core/json.js";
-import { runNode } from "../../core/node.js";
-import { PageError, pages } from "../../core/paginate.js";
-import { getNode, nodes } from "../../nodes/index.js";
+import type { AnyNode } from "../../core/node.js";
 import { EXIT, integerOption, printJson, readInput, UsageError, write } from "../io.js";
 
 interface RunOptions {
@@ -16,11 +15,17 @@ export function registerRun(program: Command): void {
   program
     .command("run")
     .description("Run one node on an input object and print the output object as JSON")
-    .argument("<node-id>", `one of: ${Object.keys(nodes).join(", ")}`)
+    .argument("<node-id>", "the node to run (chainmail nodes lists them)")
     .requiredOption("-i, --input <json|@file|->", "the input object, keyed by input port")
     .option("--all", "fetch every page and print one output holding every record")
     .option("--limit <n>", "stop after exactly n records (implies paging)")
     .action(async (id: string, options: RunOptions) => {
+      // One run ends before optimising undici's HTTP parser (WebAssembly) pays back: V8's optimising compile of it
+      // took ~100 ms of CPU and ~35 MiB of memory, even over 600 pages, and Node waits for it before exiting.
+      // The baseline compiler alone parses fast enough. Long-lived commands (serve, index) keep the default.
+      setFlagsFromString("--liftoff-only");
+      // Loaded here, not at start-up, so that other commands do not pay for the nodes and their validators.
+      const { getNode, nodes } = await import("../../nodes/index.js");
       const node = getNode(id);
       if (!node) throw new UsageError(`Unknown node "${id}". Nodes: ${Object.keys(nodes).join(", ")}`);
       const input = await readInput(options.input);
@@ -29,6 +34,7 @@ export function registerRun(program: Command): void {
       if (paging && node.successPort !== "data")
         throw new UsageError(`--all and --limit apply to the retrievers, not ${id}`);
       if (!paging) {
+        const { runNode } = await import("../../core/node.js");
         const output = await runNode(node, input);
         await printJson(output);
         // A partly failed email batch fires both `messages sent` and `error`: that is a failure (exit 1).
@@ -44,28 +50,26 @@ export function registerRun(program: Command): void {
  * flat. If a page fails, the records so far are kept, `data.continuation` says where to resume, and `error`
  * says what failed.
  */
-async function runAllPages(
-  node: Parameters<typeof pages>[0],
-  input: Record<string, unknown>,
-  limit: number | undefined,
-): Promise<number> {
+async function runAllPages(node: AnyNode, input: Record<string, unknown>, limit: number | undefined): Promise<number> {
   const progress = process.stderr.isTTY
     ? (p: { page: number; total: number }) => process.stderr.write(`\rpage ${p.page}, ${p.total} records`)
     : undefined;
   let first = true;
   let continuation = "";
   let lastResponse: unknown;
-  let failure: PageError | undefined;
   let opened = false;
   const open = async () => {
     if (!opened) await write('{\n"data": {"response": "OK", "transactions": [');
     opened = true;
   };
+  const { PageError, pages } = await import("../../core/paginate.js");
+  let failure: InstanceType<typeof PageError> | undefined;
   try {
     for await (const page of pages(node, input as never, { limit, onPage: progress })) {
       await open();
-      for (const record of page.transactions) {
-        await write(`${first ? "\n" : ",\n"}${stringifyJson(record)}`);
+      if (page.transactions.length > 0) {
+        // One write per page: a record per line, the page's records joined before they go out.
+        await write(`${first ? "\n" : ",\n"}${page.transactions.map((record) => stringifyJson(record)).join(",\n")}`);
         first = false;
       }
       continuation = page.continuation;

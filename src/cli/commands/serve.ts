@@ -1,6 +1,5 @@
 /** `chainmail serve [--port N] [--host H]`: the HTTP service, JSON logs on stdout, graceful stop on SIGTERM/SIGINT. */
 import type { Command } from "commander";
-import { startServer } from "../../server/index.js";
 import { integerOption } from "../io.js";
 
 interface ServeOptions {
@@ -16,6 +15,7 @@ export function registerServe(program: Command): void {
     .option("-H, --host <host>", "address to listen on (default: CHAINMAIL_HOST or 127.0.0.1)")
     .action(async (options: ServeOptions) => {
       const port = integerOption("--port", options.port, 65535);
+      const { startServer } = await import("../../server/index.js");
       const server = await startServer({
         ...(port !== undefined ? { port } : {}),
         ...(options.host ? { host: options.host } : {}),
