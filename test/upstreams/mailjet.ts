@@ -76,7 +76,7 @@ export interface MailjetServer {
 }
 
 export interface MailjetOptions {
-  /** Delay of every normal answer (for benchmarks). */
+  /** Every normal answer leaves this long after its request arrived (for benchmarks). */
   latencyMs?: number;
   /** Bodies above this many bytes get the proxy's 413 HTML page. Default 15 MB. */
   maxBodyBytes?: number;
@@ -344,6 +344,7 @@ export async function startMailjet(options: MailjetOptions = {}): Promise<Mailje
   };
 
   const handle = async (req: IncomingMessage, res: ServerResponse) => {
+    const arrived = performance.now();
     inFlight++;
     maxInFlight = Math.max(maxInFlight, inFlight);
     res.once("close", () => inFlight--);
@@ -398,8 +399,10 @@ export async function startMailjet(options: MailjetOptions = {}): Promise<Mailje
           : json(res, answer.status, answer.body);
       }
     }
-    if (options.latencyMs) await new Promise((r) => setTimeout(r, options.latencyMs));
     const answer = answerFor(req, body, raw.length);
+    // The answer leaves `latencyMs` after the request arrived: the server's own work is part of that time.
+    const wait = (options.latencyMs ?? 0) - (performance.now() - arrived);
+    if (wait > 0) await new Promise((r) => setTimeout(r, wait));
     log.status = answer.status;
     if (typeof answer.body === "string") return sendHtml(res, answer.status, answer.body);
     json(res, answer.status, answer.body);

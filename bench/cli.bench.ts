@@ -1,0 +1,96 @@
+/**
+ * The command line as processes, side by side with the same job done by hand, against the local NFTPort server in
+ * a process of its own. Wall time from spawn to exit and peak RSS (GNU time) of each process; rounds interleaved,
+ * medians.
+ * 1. `chainmail run nft-transactions-by-contract --all` over 600 pages of 50 next to a plain `fetch` loop on
+ *    `continuation` (bench/peers/fetch-all.mjs), and both again over 60 pages: memory must stay flat as pages grow.
+ * 2. Start-up: `chainmail nodes` and a one-page `chainmail run` next to `node -e 0`.
+ */
+import { join } from "node:path";
+import { VALID_KEY } from "../test/upstreams/nftport.js";
+import { interleaved, loadAverage, median, type ProcessRun, ratio, runProcess, startUpstream } from "./measure.js";
+import { REAL_CONTRACT, REAL_TOKEN } from "./upstream.js";
+
+const ROUNDS = Number(process.env.BENCH_ROUNDS ?? 7);
+const MAIN = join(import.meta.dirname, "..", "dist", "cli", "main.js");
+const PEER = join(import.meta.dirname, "peers", "fetch-all.mjs");
+const LARGE = "0x6000000000000000000000000000000000000600"; // 600 pages of 50
+const SMALL = "0x6000000000000000000000000000000000000060"; // 60 pages of 50
+
+export default async function bench(): Promise<void> {
+  const upstream = await startUpstream("nftport", { paged: { [LARGE]: 600, [SMALL]: 60 } });
+  const env = { NFTPORT_BASE_URL: upstream.url };
+  const node = process.execPath;
+  const all = (contract: string) => () =>
+    runProcess(
+      [
+        node,
+        MAIN,
+        "run",
+        "nft-transactions-by-contract",
+        "--all",
+        "--input",
+        JSON.stringify({ query: { contract_address: contract, page_size: 50 }, params: { api_key: VALID_KEY } }),
+      ],
+      { env, count: '"transaction_date"' },
+    );
+  const loop = (contract: string) => () =>
+    runProcess([node, PEER, upstream.url, contract, VALID_KEY], { count: '"transaction_date"' });
+  const onePage = [
+    "run",
+    "nft-transactions-by-token",
+    "--input",
+    JSON.stringify({
+      query: { contract_address: REAL_CONTRACT, token_id: REAL_TOKEN },
+      params: { api_key: VALID_KEY },
+    }),
+  ];
+  try {
+    const paging = await interleaved(ROUNDS, {
+      all600: all(LARGE),
+      loop600: loop(LARGE),
+      all60: all(SMALL),
+      loop60: loop(SMALL),
+    });
+    for (const [name, runs] of Object.entries(paging)) {
+      const records = name.endsWith("600") ? 30_000 : 3_000;
+      if (runs.some((r) => r.counted !== records)) throw new Error(`${name}: expected ${records} records`);
+    }
+    const ms = (runs: ProcessRun[]) => median(runs.map((r) => r.ms));
+    const rss = (runs: ProcessRun[]) => median(runs.map((r) => r.rssMiB));
+    console.log(
+      `--all, one contract, page_size 50, stdout to a pipe; median of ${ROUNDS} interleaved rounds (load ${await loadAverage()}):`,
+    );
+    console.log("  pages  chainmail run --all       fetch loop                 time ratio  RSS ratio");
+    for (const pages of [600, 60] as const) {
+      const ours = paging[`all${pages}`];
+      const theirs = paging[`loop${pages}`];
+      console.log(
+        `  ${String(pages).padStart(5)}  ${(ms(ours) / 1000).toFixed(2)} s, ${rss(ours).toFixed(0)} MiB peak RSS   ` +
+          `${(ms(theirs) / 1000).toFixed(2)} s, ${rss(theirs).toFixed(0)} MiB peak RSS   ` +
+          `${ratio(ms(ours), ms(theirs)).padStart(10)}  ${ratio(rss(ours), rss(theirs)).padStart(9)}`,
+      );
+    }
+    console.log("  goal at 600 pages: time ≤ 1.00× and RSS ≤ 1.00× of the loop; RSS flat from 60 to 600 pages");
+
+    const start = await interleaved(ROUNDS * 2, {
+      bare: () => runProcess([node, "-e", "0"]),
+      nodes: () => runProcess([node, MAIN, "nodes"]),
+      run: () => runProcess([node, MAIN, ...onePage], { env }),
+    });
+    console.log(`start-up, median of ${ROUNDS * 2} interleaved rounds (load ${await loadAverage()}):`);
+    for (const [name, label] of [
+      ["bare", "node -e 0"],
+      ["nodes", "chainmail nodes"],
+      ["run", "chainmail run (one real page)"],
+    ] as const) {
+      const runs = start[name];
+      console.log(
+        `  ${label.padEnd(30)} ${(ms(runs) / 1000).toFixed(3)} s, ${rss(runs).toFixed(0)} MiB peak RSS` +
+          (name === "bare" ? "" : `   ${ratio(ms(runs), ms(start.bare))} of node -e 0 (goal ≤ 0.20 s)`),
+      );
+    }
+  } finally {
+    await upstream.close();
+  }
+}
