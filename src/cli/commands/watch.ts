@@ -4,7 +4,6 @@ import type { Command } from "commander";
 import { ChainmailError } from "../../core/errors.js";
 import { parseJson, stringifyJson } from "../../core/json.js";
 import type { Logger } from "../../core/node.js";
-import { previewWatch, watch } from "../../watch/watch.js";
 import { EXIT, UsageError, write } from "../io.js";
 
 /** A watch file is a few rules: anything larger is a mistake (or hostile) and is not read. */
@@ -44,6 +43,7 @@ export function registerWatch(program: Command): void {
     .option("--once", "poll once, send, and stop")
     .action(async (options: { config: string; dryRun?: boolean; once?: boolean }) => {
       const config = await readConfig(options.config);
+      const { previewWatch, watch } = await import("../../watch/watch.js");
       const controller = new AbortController();
       let signals = 0;
       const onSignal = () => {
