@@ -5,8 +5,9 @@
 import { mkdirSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { pathToFileURL } from "node:url";
+import fc from "fast-check";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { type Database, displayTarget, openDatabase } from "../src/db/database.js";
+import { type Database, displayTarget, identifier, isPostgresUrl, openDatabase } from "../src/db/database.js";
 import { type IndexBackend, openBackend } from "./index-backend.js";
 
 let backend: IndexBackend;
@@ -211,5 +212,74 @@ describe("the writer lock", () => {
     await expect(third).rejects.toThrow(/abort/i);
     await second!.release();
     await (await a.lockWriter("index")).release();
+  });
+});
+
+describe("hostile values (property-based)", () => {
+  it("any text, integer or 78-digit number goes in as a parameter and comes back exactly", async () => {
+    const db = await database("props");
+    const numeric = db.engine === "postgres" ? "NUMERIC(78, 0)" : "TEXT";
+    await db.exec(`CREATE TABLE p (k INTEGER PRIMARY KEY, s TEXT, n BIGINT, big ${numeric})`);
+    let k = 0;
+    // Text without NUL: PostgreSQL text cannot hold it (chainmail never stores one: addresses, hashes, decimals).
+    const text = fc.string({ unit: "grapheme", maxLength: 200 }).filter((t) => !t.includes("\u0000"));
+    await fc.assert(
+      fc.asyncProperty(
+        fc.array(
+          fc.record({
+            s: fc.oneof(text, fc.constant(null)),
+            n: fc.integer({ min: Number.MIN_SAFE_INTEGER, max: Number.MAX_SAFE_INTEGER }),
+            big: fc.bigInt({ min: 0n, max: 10n ** 78n - 1n }),
+          }),
+          { minLength: 1, maxLength: 20 },
+        ),
+        async (rows) => {
+          const first = k;
+          const keyed = rows.map((r) => ({ k: k++, s: r.s, n: r.n, big: r.big.toString() }));
+          expect(await db.insertMany("p", ["k", "s", "n", "big"], keyed)).toBe(rows.length);
+          const back = await db.query("SELECT k, s, n, big FROM p WHERE k >= $1 ORDER BY k", [first]);
+          expect(back).toEqual(keyed);
+          // The same values as parameters of a single statement find exactly their row.
+          const one = keyed[0]!;
+          expect(
+            await db.query("SELECT k FROM p WHERE s IS NOT DISTINCT FROM $1 AND n = $2 AND big = $3 AND k = $4", [
+              one.s,
+              one.n,
+              one.big,
+              one.k,
+            ]),
+          ).toEqual([{ k: one.k }]);
+        },
+      ),
+      { numRuns: 60, seed: 11 },
+    );
+  });
+
+  it("only plain identifiers reach SQL as table or column names", () => {
+    fc.assert(
+      fc.property(fc.string({ maxLength: 80 }), (name) => {
+        const plain = /^[a-z_][a-z0-9_]{0,62}$/.test(name);
+        if (plain) expect(identifier(name)).toBe(name);
+        else expect(() => identifier(name)).toThrow(/not a plain SQL identifier/);
+      }),
+      { numRuns: 2000, seed: 11 },
+    );
+  });
+
+  it("a database URL is shown without its password or query, whatever they hold", () => {
+    const secret = fc.string({ minLength: 3, maxLength: 40 }).filter((t) => /[a-z0-9]/i.test(t));
+    fc.assert(
+      fc.property(secret, secret, fc.constantFrom("postgres", "postgresql", "POSTGRES"), (password, option, scheme) => {
+        const url = `${scheme}://chainmail:${encodeURIComponent(password)}@db.internal:5432/index?sslkey=${encodeURIComponent(option)}`;
+        expect(isPostgresUrl(url)).toBe(true);
+        const shown = displayTarget(url);
+        expect(shown).not.toContain(encodeURIComponent(password));
+        expect(shown).not.toContain(encodeURIComponent(option));
+        expect(shown).toMatch(/^postgres(ql)?:\/\/chainmail:\*\*\*@db\.internal:5432\/index$/i);
+      }),
+      { numRuns: 500, seed: 11 },
+    );
+    expect(displayTarget("./data/index.sqlite")).toBe("./data/index.sqlite");
+    expect(isPostgresUrl("./postgres://not-a-url")).toBe(false);
   });
 });

@@ -5,6 +5,7 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { displayTarget } from "../src/db/database.js";
 import { freePort } from "../src/demo/devchain.js";
 import { IndexStore } from "../src/sources/index/store.js";
+import { runCli } from "./helpers.js";
 import { type IndexBackend, openBackend } from "./index-backend.js";
 import { type Anvil, address, erc721Transfer, installEmitters, startAnvil } from "./index-helpers.js";
 
@@ -69,6 +70,11 @@ describe("chainmail index", () => {
     const badBlock = await chainmail(["index", "--rpc", anvil.rpcUrl, "--from-block", "-3", "--once"]);
     expect(badBlock.code).toBe(2);
     expect(badBlock.stderr).toMatch(/--from-block -3 is invalid/);
+    for (const value of ["0", "65", "two"]) {
+      const badConcurrency = await runCli(["index", "--rpc", anvil.rpcUrl, "--concurrency", value, "--once"]);
+      expect(badConcurrency.code).toBe(2);
+      expect(badConcurrency.stderr).toContain(`--concurrency ${value} is invalid: must be an integer from`);
+    }
   });
 
   it("exits 1 naming the node when it cannot be reached, without leaking the URL's key", async () => {
