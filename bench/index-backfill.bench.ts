@@ -5,7 +5,7 @@
  * holding 100,000 ERC-721 mint events, 100 per block. Records/s with `concurrency` 1, 4, 8 and 16 on SQLite and on
  * PostgreSQL, and the speedup over 1 (the goal: at least 4× at 8).
  *
- * BENCH_BACKFILL_EVENTS scales it down; BENCH_POSTGRES_URL as in index-store.bench.ts.
+ * BENCH_BACKFILL_EVENTS scales it down; TEST_POSTGRES_URL as in index-store.bench.ts.
  */
 import { mkdirSync, rmSync } from "node:fs";
 import { join } from "node:path";

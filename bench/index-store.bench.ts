@@ -6,7 +6,7 @@
  * 2. the HTTP service on the PostgreSQL index: requests/s of one `chainmail serve` process against two, each
  *    replica its own process on the same database (by-token pages of a random token of the busiest contract).
  *
- * BENCH_INDEX_ROWS scales it down; BENCH_POSTGRES_URL points at the server (default
+ * BENCH_INDEX_ROWS scales it down; TEST_POSTGRES_URL points at the server (default
  * postgres://postgres@127.0.0.1:5432/test), where a database with a random name is created and dropped.
  */
 import { type ChildProcess, spawn } from "node:child_process";
