@@ -44,6 +44,8 @@ async function send(request: unknown, env: Record<string, string> = {}, p: unkno
   const input = p === undefined ? { request } : { params: p, request };
   const out = await runNode(emailSend, input, { config, logger });
   const seen = stringifyJson(out) + stringifyJson(logged);
+  // The API key is half of the login: as secret as the password.
+  expect(seen).not.toContain(API_KEY);
   expect(seen).not.toContain(SECRET_KEY);
   expect(seen).not.toContain(BASIC_TOKEN);
   return out;
@@ -203,6 +205,54 @@ describe("email-send: sending", () => {
     );
     expect(statuses(out)).toEqual(["success"]);
     expect(mj.deliveredTo.get(to)).toBe(1);
+  });
+});
+
+describe("email-send: the API key (user id) is a secret", () => {
+  const echo = (text: string) => `${text} (API key ${API_KEY})`;
+
+  it("never reaches messages sent, response or error when Mailjet echoes it", async () => {
+    const to = addr();
+    mj.fault({
+      status: 400,
+      body: JSON.stringify({
+        Messages: [
+          {
+            Status: "error",
+            Errors: [
+              {
+                ErrorIdentifier: "1c5d1c2a-1111-4d3e-8f00-000000000001",
+                ErrorCode: "send-0008",
+                StatusCode: 403,
+                ErrorMessage: echo('"x@y.z" is not an authorized sender'),
+                ErrorRelatedTo: ["From"],
+              },
+            ],
+          },
+        ],
+      }),
+      headers: { "content-type": "application/json", "x-mj-key": API_KEY },
+    });
+    const processed = await send({ Messages: [message(to)] });
+    const text = stringifyJson(processed);
+    expect(text).toContain("is not an authorized sender (API key [REDACTED])");
+    expect(processed.response?.headers["x-mj-key"]).toBe("[REDACTED]");
+
+    mj.fault({
+      status: 401,
+      body: JSON.stringify({ ErrorIdentifier: "x", StatusCode: 401, ErrorMessage: echo("Unknown") }),
+      headers: { "content-type": "application/json" },
+    });
+    const refused = await send({ Messages: [message(addr())] });
+    expect(refused.error?.details.code).toBe("upstream_auth");
+    expect(refused.error?.error).toContain("[REDACTED]");
+    // `send` has checked that the key appears nowhere in the outputs or the log lines.
+  });
+
+  it("is not echoed by a validation error about it", async () => {
+    const out = await send({ Messages: [message(addr())] }, {}, { "user id": 123456789, password: SECRET_KEY });
+    expect(out.error?.details.code).toBe("invalid_input");
+    expect(stringifyJson(out)).not.toContain("123456789");
   });
 });
 
@@ -437,6 +487,38 @@ describe("email-send: failures, retries and never twice", () => {
     expect(out.error?.details.upstream_related_to).toEqual(["Messages.ReplyTo"]);
     expect(out.error?.details.upstream_identifier).toMatch(/^[0-9a-f-]{36}$/);
     expect(out["messages sent"]).toBeUndefined();
+  });
+
+  it("a request-level rejection (422 or 400) says nothing was sent and what to fix before sending again", async () => {
+    mj.fault({
+      status: 422,
+      body: JSON.stringify({
+        ErrorIdentifier: "9b2c0d6e-2222-4a1b-9c3d-000000000422",
+        ErrorCode: "mj-0004",
+        StatusCode: 422,
+        ErrorMessage: "Type mismatch.",
+        ErrorRelatedTo: ["Messages.Variables"],
+      }),
+      headers: { "content-type": "application/json" },
+    });
+    const out = await send({ Messages: [message(addr())] });
+    expect(out.error?.details).toMatchObject({ code: "upstream_rejected", status: 422 });
+    expect(out.error?.error).toContain(
+      "Nothing of this call was sent. Fix Messages.Variables as Mailjet says, then send these messages again.",
+    );
+    mj.fault({ status: 422, body: "", headers: { "content-type": "text/plain" } });
+    const bare = await send({ Messages: [message(addr())] });
+    expect(bare.error?.error).toContain("Check the request against the Send API v3.1");
+  });
+
+  it("a connection that broke after the request was sent says to check before resending", async () => {
+    const to = addr();
+    mj.fault({ deliver: true, destroy: true });
+    const out = await send({ Messages: [message(to)] });
+    expect(out.error?.details).toMatchObject({ code: "upstream_unreachable", request_sent: true });
+    expect(out.error?.error).toContain("broke before an answer");
+    expect(out.error?.error).toContain("it may have taken effect: check the upstream (for email, its message history)");
+    expect(mj.deliveredTo.get(to)).toBe(1);
   });
 
   it("reports an error inside Globals as a rejection of the whole request", async () => {

@@ -288,6 +288,8 @@ describe("network failures", () => {
     const out = await run();
     expect(upstream.requests).toHaveLength(MAX_RETRIES + 1);
     expect(out.error?.details).toMatchObject({ code: "upstream_unreachable", request_sent: true });
+    expect(out.error?.error).toContain("broke before an answer");
+    expect(out.error?.error).toContain("Try again later; if it keeps happening, check any proxy");
     expect(out.response).toBeUndefined();
   });
 
@@ -302,7 +304,9 @@ describe("network failures", () => {
     upstream.fault({ ...FAULTS.dropMidBody(), times: MAX_RETRIES + 1 });
     const out = await run();
     expect(upstream.requests).toHaveLength(MAX_RETRIES + 1);
-    expect(out.error?.details.code).toBe("upstream_unreachable");
+    expect(out.error?.details).toMatchObject({ code: "upstream_unreachable", truncated: true, status: 200 });
+    expect(out.error?.error).toContain("cut its answer off midway (HTTP 200)");
+    expect(out.error?.error).toContain("ask for less at once (a smaller page)");
   });
 
   it("a slow upstream: upstream_timeout after NFTPORT_TIMEOUT_MS on every attempt", async () => {

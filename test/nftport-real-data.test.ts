@@ -216,7 +216,9 @@ describe("SPEC.md input rules", () => {
   it("from_block/to_block: non-negative integers with from <= to", async () => {
     const out = await run(nftTransactionsOnChain, { query: { from_block: -1, to_block: "9" }, params });
     expect(fields(out)).toEqual(["query.from_block", "query.to_block"]);
-    expect(out.error?.error).toContain("query.from_block = -1 is invalid: must be an integer >= 0");
+    expect(out.error?.error).toContain(
+      "query.from_block = -1 is invalid: must be an integer from 0 to 18446744073709551615 (uint64)",
+    );
     const order = await run(nftTransactionsOnChain, { query: { from_block: 10, to_block: 9 }, params });
     expect(order.error?.error).toContain("query.from_block = 10 is invalid: must be <= query.to_block (9)");
     const equal = await run(nftTransactionsOnChain, { query: { from_block: 16532561, to_block: 16532561 }, params });

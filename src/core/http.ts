@@ -82,6 +82,8 @@ export const retryUndelivered = (outcome: AttemptOutcome): boolean =>
   (outcome.kind === "response" && outcome.status === 429) || (outcome.kind === "network" && !outcome.requestSent);
 
 export async function httpRequest(call: HttpCall): Promise<HttpResult> {
+  const refusal = unsendable(call);
+  if (refusal) return { error: refusal, attempts: 0 };
   const started = Date.now();
   const { retry } = call;
   for (let attempt = 1; ; attempt++) {
@@ -140,25 +142,23 @@ async function attemptOnce(call: HttpCall): Promise<AttemptResult> {
     }
     const code = errorCode(err);
     const requestSent = !NOT_SENT_CODES.has(code);
-    const reason = scrub(err instanceof Error ? err.message : String(err), call.secrets);
-    return {
-      outcome: { kind: "network", code, requestSent },
-      error: new ChainmailError(
-        "UPSTREAM_UNREACHABLE",
-        `Could not reach ${call.upstream} at ${originOf(call.url)}: ${code} (${reason}).`,
-        {
-          hint: requestSent
-            ? "The connection broke after the request was sent."
-            : "Check the base URL setting, the network and any proxy settings.",
-          details: { upstream: call.upstream, network_code: code, request_sent: requestSent },
-        },
-      ),
-    };
+    const outcome: AttemptOutcome = { kind: "network", code, requestSent };
+    return { outcome, error: connectionError(call, outcome, err) };
   }
 }
 
 /** Why an attempt was cut: its time was up. */
 class AttemptTimeout extends Error {}
+
+/** An answer that broke off after its status line: the connection failed midway through the body. */
+class CutOffAnswer extends Error {
+  constructor(
+    override readonly cause: Error,
+    readonly status: number,
+  ) {
+    super(cause.message);
+  }
+}
 
 /**
  * One request and its whole answer, through the dispatcher's own handler API rather than undici's `request`: the
@@ -222,7 +222,7 @@ function exchange(call: HttpCall): Promise<{ status: number; headers: IncomingHt
             settle(undefined);
           },
           onResponseError(_, error) {
-            settle(error);
+            settle(status ? new CutOffAnswer(error, status) : error);
           },
         },
       );
@@ -236,6 +236,78 @@ function exchange(call: HttpCall): Promise<{ status: number; headers: IncomingHt
 function splitUrl(url: string): { origin: string; path: string } {
   const slash = url.indexOf("/", url.indexOf("//") + 2);
   return slash === -1 ? { origin: url, path: "/" } : { origin: url.slice(0, slash), path: url.slice(slash) };
+}
+
+/**
+ * The error of a connection that failed: what happened (refused, broken before an answer, or an answer cut off
+ * midway) and what to do, which depends on whether the call is safe to repeat (`shouldRetry`: a read) or may
+ * already have had its effect (a send).
+ */
+function connectionError(call: HttpCall, outcome: AttemptOutcome & { kind: "network" }, err: unknown): ChainmailError {
+  const { code, requestSent } = outcome;
+  const answered = err instanceof CutOffAnswer ? err.status : undefined;
+  const reason = scrub(err instanceof Error ? err.message : String(err), call.secrets);
+  const at = originOf(call.url);
+  const read = call.shouldRetry(outcome);
+  let what: string;
+  let hint: string;
+  if (!requestSent) {
+    what = `Could not reach ${call.upstream} at ${at}: ${code} (${reason}).`;
+    hint = "Nothing was sent. Check the base URL setting, the network and any proxy settings, then try again.";
+  } else {
+    what =
+      answered === undefined
+        ? `The connection to ${call.upstream} at ${at} broke before an answer: ${code} (${reason}).`
+        : `${call.upstream} at ${at} cut its answer off midway (HTTP ${answered}): ${code} (${reason}).`;
+    hint = read
+      ? "Try again later; if it keeps happening, check any proxy or load balancer in between (they may cut long answers), or ask for less at once (a smaller page)."
+      : "The request had been sent, so it may have taken effect: check the upstream (for email, its message history) before sending it again.";
+  }
+  return new ChainmailError("UPSTREAM_UNREACHABLE", what, {
+    hint,
+    details: {
+      upstream: call.upstream,
+      network_code: code,
+      request_sent: requestSent,
+      ...(answered === undefined ? {} : { truncated: true, status: answered }),
+    },
+  });
+}
+
+/** An HTTP token (RFC 9110): what a header name may be. */
+const HEADER_NAME = /^[!#$%&'*+.^`|~\w-]+$/;
+/** A field value undici accepts: no control characters but tab, nothing beyond Latin-1. */
+const HEADER_VALUE = /^[\t\x20-\x7E\x80-\xFF]*$/;
+
+/**
+ * Why undici would refuse this request, checked before it is handed over. undici validates headers inside the
+ * pool's connection, after the pool picked it: the refusal comes back as "busy", and that connection is never used
+ * again (undici 7), so every such call leaks a slot of the shared pool until no call gets one. Refused here,
+ * nothing reaches the pool and nothing was sent: `invalid_input`, never retried. Nodes refuse such values in their
+ * schemas first (`params.api_key`); this is the guard for every other caller.
+ */
+function unsendable(call: HttpCall): ChainmailError | undefined {
+  let problem: string | undefined;
+  let field = "(request)";
+  // undici's own rules for the URL's path and query; the origin it parses itself, before any pool is chosen.
+  if (!/^https?:\/\//i.test(call.url)) problem = "the upstream URL does not start with http:// or https://";
+  else if (/[^\u0021-\u00ff]/.test(splitUrl(call.url).path))
+    problem = "the upstream URL holds spaces or control characters";
+  for (const [name, value] of Object.entries(call.headers ?? {})) {
+    if (problem) break;
+    field = `(${name} header)`;
+    if (!HEADER_NAME.test(name)) problem = `${JSON.stringify(name)} is not a valid header name`;
+    else if (typeof value !== "string" || !HEADER_VALUE.test(value)) {
+      // Never the value itself: it is often a credential.
+      problem = `the ${name} header holds characters an HTTP header cannot carry (line breaks, control characters or characters beyond U+00FF)`;
+    }
+  }
+  if (!problem) return undefined;
+  const message = `Nothing was sent to ${call.upstream}: ${problem}.`;
+  return new ChainmailError("INVALID_INPUT", message, {
+    hint: "Fix the value that goes into it (a key, a password or a base URL setting).",
+    details: { upstream: call.upstream, violations: [{ field, rule: "a value HTTP can carry", message }] },
+  });
 }
 
 /** Milliseconds before the next attempt, or undefined when the upstream asked for longer than allowed. */

@@ -10,6 +10,17 @@ import { isInteger, parse as parseLossless } from "lossless-json";
 /** A JSON integer as chainmail holds it: a number when it is safe, a bigint beyond 2^53. */
 export type ExactInteger = number | bigint;
 
+/**
+ * Arrays and objects nest at most this deep, in the parser and in input validation, so that nothing recursive
+ * (serialisation, copying, validation) can exhaust the stack on hostile input.
+ */
+export const MAX_JSON_DEPTH = 100;
+
+/** JSON text nested deeper than MAX_JSON_DEPTH. A SyntaxError, so callers treat it as unreadable JSON. */
+export class JsonTooDeepError extends SyntaxError {
+  override name = "JsonTooDeepError";
+}
+
 // A number token starts the text or follows `:`, `[` or `,`; 16 or more digits may exceed 2^53.
 const LONG_INTEGER = /(?:^|[:[,])\s*-?\d{16,}(?![\d.eE])/;
 
@@ -21,10 +32,46 @@ function parseNumber(text: string): number | bigint {
   return Number(text);
 }
 
-/** Parses JSON, turning unsafe integers into bigints. Throws `SyntaxError` like `JSON.parse`. */
+/**
+ * Parses JSON, turning unsafe integers into bigints. Throws `SyntaxError` like `JSON.parse`, and
+ * `JsonTooDeepError` for arrays and objects nested deeper than MAX_JSON_DEPTH.
+ */
 export function parseJson(text: string): unknown {
+  // Nesting deeper than the limit needs more brackets than that: short texts need no scan.
+  if (text.length > MAX_JSON_DEPTH) checkDepth(text);
   if (!LONG_INTEGER.test(text)) return JSON.parse(text);
   return parseLossless(text, null, parseNumber);
+}
+
+/**
+ * One pass over the text counting open arrays and objects; string contents are skipped with `indexOf`, so the
+ * scan costs a fraction of the parse. Malformed text is left to the parser to report.
+ */
+function checkDepth(text: string): void {
+  let depth = 0;
+  for (let i = 0; i < text.length; i++) {
+    const c = text.charCodeAt(i);
+    if (c === 0x22 /* " */) {
+      let end = i;
+      do end = text.indexOf('"', end + 1);
+      while (end !== -1 && isEscaped(text, end));
+      if (end === -1) return;
+      i = end;
+    } else if (c === 0x5b /* [ */ || c === 0x7b /* { */) {
+      if (++depth > MAX_JSON_DEPTH) {
+        throw new JsonTooDeepError(
+          `arrays and objects are nested deeper than ${MAX_JSON_DEPTH} levels (at position ${i})`,
+        );
+      }
+    } else if (c === 0x5d /* ] */ || c === 0x7d /* } */) depth--;
+  }
+}
+
+/** Whether the character at `at` follows an odd number of backslashes. */
+function isEscaped(text: string, at: number): boolean {
+  let backslashes = 0;
+  while (text.charCodeAt(at - 1 - backslashes) === 0x5c) backslashes++;
+  return backslashes % 2 === 1;
 }
 
 const BIGINT_MARK = "\u0000bigint:";
@@ -51,4 +98,12 @@ export function toExactInteger(value: unknown): ExactInteger | undefined {
     return Number.isSafeInteger(n) ? n : BigInt(value);
   }
   return undefined;
+}
+
+/**
+ * An integer in plain decimal digits, exact for bigints and for integral numbers of any size: what goes into a
+ * URL (`String(1e21)` would be `1e+21`).
+ */
+export function toDecimal(value: number | bigint): string {
+  return typeof value === "number" && Number.isSafeInteger(value) ? String(value) : BigInt(value).toString();
 }

@@ -8,7 +8,7 @@ import { type Config, defaultConfig } from "./config.js";
 import type { ErrorPayload, Violation } from "./errors.js";
 import { invalidInput, toErrorPayload } from "./errors.js";
 import type { AttemptEvent } from "./http.js";
-import { checkPort } from "./validate.js";
+import { checkPort, readJsonData, unreadable } from "./validate.js";
 
 /** Minimal structured logger (pino-compatible). Secrets are never passed to it. */
 export interface Logger {
@@ -86,45 +86,88 @@ export async function runNode<I extends TProperties, O extends TProperties>(
   }
 }
 
-/** Validates an input object against a node's ports; returns the values with defaults, or every violation. */
+/**
+ * Validates an input object against a node's ports; returns the values with defaults, or every violation.
+ * The input is read as untrusted: only its own keys name ports (`constructor` or `__proto__` is an unknown port,
+ * not a built-in), and each port's value is first copied as plain JSON data (`readJsonData`), so nothing
+ * inherited, circular or nested without bound reaches `prepare`, the schemas, `check` or `run`.
+ */
 function prepareInput<I extends TProperties>(
   node: NodeDefinition<I, TProperties>,
   input: unknown,
   ctx: RunContext,
 ): { values: PortValues<I> } | { violations: Violation[] } {
-  if (input === null || typeof input !== "object" || Array.isArray(input)) {
+  const ports = Object.keys(node.inputs);
+  if (!isObjectInput(input)) {
     return {
       violations: [
         {
           field: "(input)",
           rule: "an object keyed by input port",
-          message: `The input must be an object keyed by input port (${Object.keys(node.inputs).join(", ")})`,
+          message: `The input must be an object keyed by input port (${ports.join(", ")})`,
         },
       ],
     };
   }
-  const raw = node.prepare
-    ? node.prepare({ ...(input as Record<string, unknown>) }, ctx)
-    : (input as Record<string, unknown>);
   const violations: Violation[] = [];
-  const values: Record<string, unknown> = {};
-  for (const [port, schema] of Object.entries(node.inputs) as [string, TSchema][]) {
-    const checked = checkPort(port, schema, raw[port] ?? {});
-    values[port] = checked.value;
-    violations.push(...checked.violations);
-  }
-  for (const port of Object.keys(raw)) {
-    if (!(port in node.inputs)) {
+  const given: Record<string, unknown> = {};
+  const broken = new Set<string>();
+  for (const port of ownKeys(input, violations)) {
+    if (!Object.hasOwn(node.inputs, port)) {
       violations.push({
         field: port,
-        rule: `input ports: ${Object.keys(node.inputs).join(", ")}`,
-        message: `${port} is not an input port of ${node.id} (ports: ${Object.keys(node.inputs).join(", ")})`,
+        rule: `input ports: ${ports.join(", ")}`,
+        message: `${port} is not an input port of ${node.id} (ports: ${ports.join(", ")})`,
       });
+      continue;
     }
+    let value: unknown;
+    try {
+      value = (input as Record<string, unknown>)[port];
+    } catch (err) {
+      violations.push(unreadable(port, err));
+      broken.add(port);
+      continue;
+    }
+    if (value === undefined) continue; // as JSON would leave it out
+    const read = readJsonData(value, port, 2);
+    if (read.violations) {
+      violations.push(...read.violations);
+      broken.add(port);
+    } else given[port] = read.value;
+  }
+  const raw = node.prepare ? node.prepare(given, ctx) : given;
+  const values: Record<string, unknown> = {};
+  for (const [port, schema] of Object.entries(node.inputs) as [string, TSchema][]) {
+    if (broken.has(port)) continue;
+    const checked = checkPort(port, schema, Object.hasOwn(raw, port) ? (raw[port] ?? {}) : {});
+    values[port] = checked.value;
+    violations.push(...checked.violations);
   }
   // Cross-field rules run too, so every violation is reported at once; they guard their own types.
   if (node.check) violations.push(...node.check(values as PortValues<I>, ctx));
   return violations.length ? { violations } : { values: values as PortValues<I> };
+}
+
+/** An object keyed by port: a plain object (or a null-prototype one), not an array, a class instance or a primitive. */
+function isObjectInput(input: unknown): input is object {
+  try {
+    if (input === null || typeof input !== "object" || Array.isArray(input)) return false;
+    const proto = Object.getPrototypeOf(input);
+    return proto === Object.prototype || proto === null;
+  } catch {
+    return false; // a revoked proxy
+  }
+}
+
+/** The input's own enumerable keys; a proxy that throws is a violation, not an exception. */
+function ownKeys(input: object, violations: Violation[]): string[] {
+  try {
+    return Object.keys(input);
+  } catch (err) {
+    violations.push(unreadable("(input)", err));
+    return [];
+  }
 }
 
 /** The JSON Schema form of a node: what `chainmail nodes` and `GET /nodes` print. */

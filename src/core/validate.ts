@@ -1,13 +1,15 @@
 /**
  * Input validation with compiled TypeBox validators, reporting every violation at once as
- * "field, value, rule" sentences. Defaults declared in the schemas are applied to a valid value, after the check.
+ * "field, value, rule" sentences. Before any schema sees a value, `readJsonData` copies it as plain JSON data:
+ * own properties only, bounded depth, no cycles, functions or symbols. Defaults declared in the schemas are
+ * applied to that copy, after the check.
  */
 import { type TSchema, TypeGuard } from "@sinclair/typebox";
 import { type TypeCheck, TypeCompiler } from "@sinclair/typebox/compiler";
 import { type ValueError, ValueErrorType } from "@sinclair/typebox/errors";
 import { Value } from "@sinclair/typebox/value";
 import type { Violation } from "./errors.js";
-import { stringifyJson } from "./json.js";
+import { MAX_JSON_DEPTH, stringifyJson } from "./json.js";
 
 const compiled = new WeakMap<TSchema, TypeCheck<TSchema>>();
 
@@ -22,10 +24,10 @@ function checkerOf(schema: TSchema): TypeCheck<TSchema> {
 }
 
 /**
- * Checks one port's value, then applies the schema's defaults to a copy of it. Checked first because TypeBox's
- * `Value.Default` merges a value of the wrong kind into the default (an object given where an array with a default
- * belongs becomes that array), which would hide the mistake. Defaults sit on optional fields only, so filling them
- * in never makes a valid value invalid.
+ * Checks one port's value (a copy from `readJsonData`, which this may change), then applies the schema's defaults
+ * to it. Checked first because TypeBox's `Value.Default` merges a value of the wrong kind into the default (an
+ * object given where an array with a default belongs becomes that array), which would hide the mistake. Defaults
+ * sit on optional fields only, so filling them in never makes a valid value invalid.
  */
 export function checkPort(
   portName: string,
@@ -33,13 +35,120 @@ export function checkPort(
   value: unknown,
 ): { value: unknown; violations: Violation[] } {
   const violations = validatePort(portName, schema, value);
-  return { value: violations.length ? value : Value.Default(schema, structuredCloneJson(value)), violations };
+  return { value: violations.length ? value : Value.Default(schema, value), violations };
 }
 
-/** A copy to default into: `Value.Default` writes into objects, and the caller's input stays as given. */
-function structuredCloneJson(value: unknown): unknown {
-  if (value === null || typeof value !== "object") return value;
-  return structuredClone(value);
+/** Violations one value may collect before the copy stops looking (a huge array of functions is one mistake). */
+const MAX_DATA_PROBLEMS = 10;
+
+const JSON_DATA = "JSON data: null, a boolean, a finite number, a string, an array or a plain object";
+
+/**
+ * A copy of `value` holding only plain JSON data, read the way untrusted input must be: own enumerable string
+ * keys only (inherited properties never count; a `__proto__` key stays an ordinary key), at most MAX_JSON_DEPTH
+ * levels of arrays and objects (`depth` is the level `value` sits at), and nothing JSON cannot hold: functions,
+ * symbols, non-finite numbers, class instances (Date, Map, …), circular references. Integers beyond 2^53 may be
+ * bigints; null-prototype objects count as plain objects; a property whose value is `undefined` is left out, as
+ * JSON does. One pass, which is also the copy that defaults are written into. Each problem is a violation naming
+ * its field; a getter or proxy that throws is one too, never an exception.
+ */
+export function readJsonData(
+  value: unknown,
+  field: string,
+  depth = 1,
+): { value: unknown; violations?: undefined } | { violations: Violation[] } {
+  const violations: Violation[] = [];
+  const path: (string | number)[] = [];
+  const ancestors: object[] = [];
+  const problem = (rule: string, says: string, where: readonly (string | number)[] = path) => {
+    const at = fieldOf(field, where);
+    violations.push({ field: at, rule, message: `${at} ${says}` });
+  };
+  const copy = (item: unknown, level: number): unknown => {
+    if (violations.length >= MAX_DATA_PROBLEMS) return undefined;
+    switch (typeof item) {
+      case "string":
+      case "boolean":
+      case "bigint":
+        return item;
+      case "number":
+        if (!Number.isFinite(item)) problem(JSON_DATA, `= ${item} is invalid: must be a finite number`);
+        return item;
+      case "object":
+        if (item === null) return item;
+        break;
+      case "undefined":
+        problem(JSON_DATA, "is undefined, which JSON cannot hold");
+        return item;
+      default:
+        problem(JSON_DATA, `is a ${typeof item}, which JSON cannot hold`);
+        return undefined;
+    }
+    const object = item as object;
+    if (level > MAX_JSON_DEPTH) {
+      // Only a value that contains itself nests this deep and repeats on its path: name where it first closes.
+      const closes = ancestors.findIndex((ancestor, i) => ancestors.indexOf(ancestor) < i);
+      if (closes !== -1)
+        problem("no circular references", "refers back to a value that contains it", path.slice(0, closes));
+      else
+        problem(
+          `at most ${MAX_JSON_DEPTH} levels`,
+          `is nested deeper than ${MAX_JSON_DEPTH} levels of arrays and objects`,
+        );
+      return undefined;
+    }
+    ancestors.push(object);
+    let out: unknown;
+    if (Array.isArray(object)) {
+      const list = new Array(object.length);
+      for (let i = 0; i < object.length; i++) {
+        path.push(i);
+        list[i] = copy(object[i], level + 1);
+        path.pop();
+      }
+      out = list;
+    } else {
+      const proto = Object.getPrototypeOf(object);
+      if (proto !== Object.prototype && proto !== null) {
+        // A class instance (Date, Map, …), or an object inheriting from another: its inherited data is not read.
+        const kind = (proto as { constructor?: { name?: unknown } }).constructor?.name;
+        const what =
+          typeof kind === "string" && kind && kind !== "Object"
+            ? `is a ${kind}, which JSON cannot hold`
+            : "inherits from another object: only a plain object's own properties are data";
+        problem(JSON_DATA, what);
+      } else {
+        const record: Record<string, unknown> = {};
+        for (const key of Object.keys(object)) {
+          path.push(key);
+          const entry = (object as Record<string, unknown>)[key];
+          const copied = entry === undefined ? undefined : copy(entry, level + 1);
+          path.pop();
+          if (entry === undefined) continue;
+          // Assigning `__proto__` would replace the copy's prototype instead of adding a key.
+          if (key === "__proto__")
+            Object.defineProperty(record, key, { value: copied, enumerable: true, writable: true, configurable: true });
+          else record[key] = copied;
+        }
+        out = record;
+      }
+    }
+    ancestors.pop();
+    return out;
+  };
+  try {
+    const out = copy(value, depth);
+    return violations.length ? { violations } : { value: out };
+  } catch (err) {
+    // A getter or a proxy trap of the caller's object threw while being read.
+    return { violations: [...violations, unreadable(fieldOf(field, path), err)] };
+  }
+}
+
+/** The violation of a value whose getter or proxy threw while chainmail read it. */
+export function unreadable(field: string, err: unknown): Violation {
+  const reason = err instanceof Error ? err.message : typeof err === "string" ? err : "it threw";
+  return { field, rule: JSON_DATA, message: `${field} could not be read: ${reason}` };
 }
 
 /** Checks one port's value; returns its violations with fields prefixed by the port name. */
@@ -57,10 +166,18 @@ function validatePort(portName: string, schema: TSchema, value: unknown): Violat
 
 /** Turns a JSON pointer (`/Messages/3/To/0/Email`) into `Messages[3].To[0].Email`. */
 function pointerToField(prefix: string, pointer: string): string {
+  const parts = pointer
+    .split("/")
+    .slice(1)
+    .map((raw) => raw.replace(/~1/g, "/").replace(/~0/g, "~"));
+  return fieldOf(prefix, parts);
+}
+
+/** A path of keys as a field name: `request`, ["Messages", 3, "To"] → `request.Messages[3].To`. */
+function fieldOf(prefix: string, path: readonly (string | number)[]): string {
   let field = prefix;
-  for (const raw of pointer.split("/").slice(1)) {
-    const part = raw.replace(/~1/g, "/").replace(/~0/g, "~");
-    if (/^\d+$/.test(part)) field += `[${part}]`;
+  for (const part of path) {
+    if (typeof part === "number" || /^\d+$/.test(part)) field += `[${part}]`;
     else if (/^[A-Za-z_][\w]*$/.test(part)) field += field ? `.${part}` : part;
     else field += `[${JSON.stringify(part)}]`;
   }
@@ -113,8 +230,10 @@ function ruleOf(schema: TSchema & Record<string, unknown>, error: ValueError): s
     return "a string";
   }
   if (TypeGuard.IsArray(schema)) {
-    if (typeof schema.minItems === "number" && Array.isArray(error.value))
-      return `an array of at least ${schema.minItems}`;
+    if (!Array.isArray(error.value)) return "an array";
+    if (typeof schema.maxItems === "number" && error.value.length > schema.maxItems)
+      return `an array of at most ${schema.maxItems}`;
+    if (typeof schema.minItems === "number") return `an array of at least ${schema.minItems}`;
     return "an array";
   }
   if (TypeGuard.IsBoolean(schema)) return "a boolean";

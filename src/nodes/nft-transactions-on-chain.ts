@@ -2,6 +2,8 @@ import { defineNode } from "../core/node.js";
 import { OnChainQuery } from "../schemas/transactions.js";
 import { fromSource, retrieverInputs, retrieverOutputs, withApiKeyDefault } from "./retriever.js";
 
+const isInteger = (value: unknown): value is number | bigint => typeof value === "number" || typeof value === "bigint";
+
 /** SPEC.md operation 2: transactions of the whole chain, oldest first, optionally within a block range. */
 export const nftTransactionsOnChain = defineNode({
   id: "nft-transactions-on-chain",
@@ -13,8 +15,9 @@ export const nftTransactionsOnChain = defineNode({
   outputs: retrieverOutputs,
   successPort: "data",
   prepare: withApiKeyDefault,
+  // Block numbers are numbers or bigints (uint64); `>` compares the two kinds exactly.
   check: ({ query }) =>
-    typeof query.from_block === "number" && typeof query.to_block === "number" && query.from_block > query.to_block
+    isInteger(query.from_block) && isInteger(query.to_block) && query.from_block > query.to_block
       ? [
           {
             field: "query.from_block",

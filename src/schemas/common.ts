@@ -1,4 +1,4 @@
-import { type Static, type TSchema, Type } from "@sinclair/typebox";
+import { Kind, type Static, type TSchema, Type, TypeRegistry } from "@sinclair/typebox";
 
 /**
  * An exact integer: a JSON integer on the wire; in the library a `number`, or a `bigint` beyond 2^53.
@@ -6,6 +6,30 @@ import { type Static, type TSchema, Type } from "@sinclair/typebox";
  */
 export const ExactInteger = (options: { description?: string } = {}) =>
   Type.Unsafe<number | bigint>({ type: "integer", ...options });
+
+const UINT64_MAX = 2n ** 64n - 1n;
+
+// A uint64 is a number or, beyond 2^53, a bigint (what `parseJson` makes of a long integer); JSON Schema's
+// `integer` cannot say that, so the check is a kind of its own. 2 ** 64 is exact as a double, so `<` is exact.
+TypeRegistry.Set<unknown>("Uint64", (_schema, value) =>
+  typeof value === "bigint"
+    ? value >= 0n && value <= UINT64_MAX
+    : typeof value === "number" && Number.isInteger(value) && value >= 0 && value < 2 ** 64,
+);
+
+/**
+ * An unsigned 64-bit integer (a block number): 0 to 18446744073709551615, a `number`, or a `bigint` beyond 2^53.
+ * The JSON Schema form is `{"type": "integer", "minimum": 0, "format": "uint64"}`.
+ */
+export const Uint64 = (description: string) =>
+  Type.Unsafe<number | bigint>({
+    [Kind]: "Uint64",
+    type: "integer",
+    minimum: 0,
+    format: "uint64",
+    description,
+    "x-rule": `an integer from 0 to ${UINT64_MAX} (uint64)`,
+  });
 
 /** Port `response`, all operations: the raw upstream answer (SPEC.md, Raw response). */
 export const RawResponse = Type.Object(
@@ -34,6 +58,16 @@ export const ErrorPayloadSchema = Type.Object(
 
 /** Only `ethereum` is supported (SPEC.md rule 1). */
 export const Chain = Type.Literal("ethereum", { default: "ethereum", description: "Only `ethereum` is supported" });
+
+/**
+ * What an HTTP header value can carry (RFC 9110 field-value; what undici accepts): visible Latin-1 characters,
+ * with spaces and tabs only inside. No line breaks or other control characters, nothing beyond U+00FF.
+ */
+export const HEADER_VALUE_PATTERN =
+  "^[\\x21-\\x7E\\x80-\\xFF](?:[\\t\\x20-\\x7E\\x80-\\xFF]*[\\x21-\\x7E\\x80-\\xFF])?$";
+
+/** No line breaks or other control characters (C0 and DEL): what a credential may hold. */
+export const NO_CONTROL_PATTERN = "^[^\\x00-\\x1F\\x7F]*$";
 
 export const Address = (description: string) =>
   Type.String({ pattern: "^0x[0-9a-fA-F]{40}$", description, "x-rule": "an address: 0x followed by 40 hex digits" });

@@ -3,7 +3,7 @@
  * the Mailjet Send API v3.1 knows more than SPEC.md lists (Globals, ReplyTo, Priority, …) and they are forwarded.
  */
 import { type Static, Type } from "@sinclair/typebox";
-import { ExactInteger } from "./common.js";
+import { ExactInteger, NO_CONTROL_PATTERN } from "./common.js";
 
 const open = { additionalProperties: true } as const;
 
@@ -67,10 +67,23 @@ export const EmailRequest = Type.Object(
 );
 export type EmailRequest = Static<typeof EmailRequest>;
 
+const MAX_CREDENTIAL_LENGTH = 4096;
+const credential = {
+  minLength: 1,
+  maxLength: MAX_CREDENTIAL_LENGTH,
+  pattern: NO_CONTROL_PATTERN,
+  "x-secret": true,
+  "x-rule": `a non-empty string of at most ${MAX_CREDENTIAL_LENGTH} characters, without line breaks or control characters`,
+} as const;
+
 export const EmailParams = Type.Object(
   {
-    "user id": Type.String({ minLength: 1, description: "Mailjet API key (or SMTP user)" }),
-    password: Type.String({ minLength: 1, description: "Mailjet secret key (or SMTP password)", "x-secret": true }),
+    // Both go into a login (HTTP Basic, SMTP AUTH) and are secrets: never echoed, scrubbed from every answer.
+    "user id": Type.String({
+      ...credential,
+      description: "Mailjet API key (or SMTP user)",
+    }),
+    password: Type.String({ ...credential, description: "Mailjet secret key (or SMTP password)" }),
   },
   { additionalProperties: false, title: "Params: mail provider credentials" },
 );

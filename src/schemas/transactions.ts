@@ -6,7 +6,7 @@
  * token ids as strings, quantities beyond 2^53): records are passed through unchanged, never trimmed.
  */
 import { type Static, Type } from "@sinclair/typebox";
-import { Address, Chain, ExactInteger } from "./common.js";
+import { Address, Chain, ExactInteger, HEADER_VALUE_PATTERN, Uint64 } from "./common.js";
 
 const open = { additionalProperties: true } as const;
 
@@ -152,8 +152,15 @@ export type RetrieverResult = Static<typeof RetrieverResult>;
 const typeFilter = <T extends string>(values: readonly T[]) =>
   Type.Array(Type.Union(values.map((v) => Type.Literal(v))), {
     default: ["all"],
+    // Each kind once is all a filter can say; the bound keeps the URL short.
+    maxItems: values.length,
     description: `Transaction kinds to return: ${values.join(", ")}. Default ["all"]`,
   });
+
+/** Largest page any source serves (the own index; NFTPort itself accepts 1 to 50 and says so). */
+export const MAX_PAGE_SIZE_ANY_SOURCE = 1000;
+/** Longer than any continuation a source issues (NFTPort's and the index's are under 100 characters). */
+const MAX_CONTINUATION_LENGTH = 1024;
 
 const BY_CONTRACT_TYPES = ["transfer", "mint", "burn", "bid", "list", "sale", "all"] as const;
 const ON_CHAIN_TYPES = ["transfer", "mint", "burn", "sale", "all"] as const;
@@ -161,10 +168,18 @@ const BY_TOKEN_TYPES = ["transfer", "mint", "burn", "sale", "all"] as const;
 
 const paging = {
   continuation: Type.Optional(
-    Type.String({ description: "The `continuation` of the previous page; omit for the first page" }),
+    Type.String({
+      maxLength: MAX_CONTINUATION_LENGTH,
+      description: "The `continuation` of the previous page; omit for the first page",
+      "x-rule": `a string of at most ${MAX_CONTINUATION_LENGTH} characters`,
+    }),
   ),
   page_size: Type.Optional(
-    Type.Integer({ minimum: 1, description: "Records per page (NFTPort accepts 1 to 50; its default is 50)" }),
+    Type.Integer({
+      minimum: 1,
+      maximum: MAX_PAGE_SIZE_ANY_SOURCE,
+      description: `Records per page, 1 to ${MAX_PAGE_SIZE_ANY_SOURCE} (NFTPort accepts 1 to 50, default 50; the own index up to 1000, default 50)`,
+    }),
   ),
 };
 const strict = { additionalProperties: false } as const;
@@ -183,8 +198,8 @@ export const OnChainQuery = Type.Object(
   {
     ...paging,
     type: Type.Optional(typeFilter(ON_CHAIN_TYPES)),
-    from_block: Type.Optional(Type.Integer({ minimum: 0, description: "First block (inclusive)" })),
-    to_block: Type.Optional(Type.Integer({ minimum: 0, description: "Last block (inclusive), >= from_block" })),
+    from_block: Type.Optional(Uint64("First block (inclusive)")),
+    to_block: Type.Optional(Uint64("Last block (inclusive), >= from_block")),
   },
   { ...strict, title: "Query: transactions on the whole chain" },
 );
@@ -209,8 +224,13 @@ export const NftParams = Type.Object(
   {
     api_key: Type.String({
       minLength: 1,
+      maxLength: 1024,
+      // It is sent as the Authorization header: a value HTTP cannot carry is refused before anything is sent.
+      pattern: HEADER_VALUE_PATTERN,
       description: "NFTPort API key. May be omitted when the operator configured NFTPORT_API_KEY or NFT_SOURCE=index",
       "x-secret": true,
+      "x-rule":
+        "a string an HTTP header can carry (at most 1024 visible Latin-1 characters, no line breaks or control characters, no space at either end)",
     }),
     chain: Type.Optional(Chain),
   },

@@ -11,7 +11,7 @@ import swaggerUi from "@fastify/swagger-ui";
 import Fastify, { type FastifyInstance, type FastifyReply, type FastifyRequest } from "fastify";
 import { type Config, defaultConfig } from "../core/config.js";
 import { ChainmailError, type ErrorPayload, httpStatusOf, invalidInput, toErrorPayload } from "../core/errors.js";
-import { parseJson, stringifyJson } from "../core/json.js";
+import { JsonTooDeepError, MAX_JSON_DEPTH, parseJson, stringifyJson } from "../core/json.js";
 import { type AnyNode, describeNode, type GenericOutput, runNode } from "../core/node.js";
 import { nodes as registry } from "../nodes/index.js";
 import { bearerChecker } from "./auth.js";
@@ -73,11 +73,21 @@ function loggerOptions(option: LoggerOption | undefined) {
 /** A request body that is not JSON, in the node's `invalid_input` shape. */
 class MalformedBody extends Error {
   readonly statusCode = 400;
+  /** Valid JSON nested deeper than MAX_JSON_DEPTH, rather than broken text. */
+  readonly tooDeep: boolean;
+  constructor(err: unknown) {
+    super(err instanceof Error ? err.message : String(err));
+    this.tooDeep = err instanceof JsonTooDeepError;
+  }
 }
 
-function malformedPayload(reason: string): ErrorPayload {
-  const message = `The request body is not valid JSON: ${reason}. Send the input object, keyed by input port.`;
-  return invalidInput([{ field: "(body)", rule: "a JSON object", message }]);
+function malformedPayload(err: MalformedBody): ErrorPayload {
+  const message = err.tooDeep
+    ? `The request body is nested too deeply: ${err.message}. Send the input object with at most ${MAX_JSON_DEPTH} levels of arrays and objects.`
+    : `The request body is not valid JSON: ${err.message}. Send the input object, keyed by input port.`;
+  return invalidInput([
+    { field: "(body)", rule: err.tooDeep ? `at most ${MAX_JSON_DEPTH} levels` : "a JSON object", message },
+  ]);
 }
 
 function sendJson(reply: FastifyReply, status: number, body: unknown): FastifyReply {
@@ -130,7 +140,7 @@ export async function buildApp(options: AppOptions = {}): Promise<FastifyInstanc
     try {
       done(null, parseJson(body as string));
     } catch (err) {
-      done(new MalformedBody((err as Error).message), undefined);
+      done(new MalformedBody(err), undefined);
     }
   });
 
@@ -164,7 +174,7 @@ export async function buildApp(options: AppOptions = {}): Promise<FastifyInstanc
   });
 
   app.setErrorHandler((err: Error & { code?: string; statusCode?: number }, request, reply) => {
-    if (err instanceof MalformedBody) return sendJson(reply, 400, { error: malformedPayload(err.message) });
+    if (err instanceof MalformedBody) return sendJson(reply, 400, { error: malformedPayload(err) });
     if (err.code === "FST_ERR_CTP_BODY_TOO_LARGE") {
       const payload = new ChainmailError(
         "REQUEST_TOO_LARGE",

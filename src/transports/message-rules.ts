@@ -97,7 +97,8 @@ export interface MessageProblem {
  */
 export function messageProblems(message: Loose, globals: Loose = {}): MessageProblem[] {
   const out: MessageProblem[] = [];
-  const has = (name: string) => isSet(message[name]) || isSet(globals[name]);
+  const has = (name: string) =>
+    (Object.hasOwn(message, name) && isSet(message[name])) || (Object.hasOwn(globals, name) && isSet(globals[name]));
   if (!has("TextPart") && !has("HTMLPart") && !has("TemplateID")) {
     out.push({
       code: MessageErrorCode.MISSING_CONTENT,
@@ -182,14 +183,20 @@ export function forbiddenHeader(name: string): MessageProblem {
  * win), arrays concatenate (globals first).
  */
 export function applyGlobals<M extends Loose>(globals: Loose | undefined, message: M): M {
-  if (!globals) return message;
+  if (!isObject(globals)) return message;
   const merged: Loose = { ...globals };
   for (const [key, own] of Object.entries(message)) {
     if (!isSet(own)) continue;
-    const global = globals[key];
-    if (Array.isArray(global) && Array.isArray(own)) merged[key] = [...global, ...own];
-    else if (isObject(global) && isObject(own)) merged[key] = { ...global, ...own };
-    else merged[key] = own;
+    // Own keys only: a message key such as `constructor` must not meet Object.prototype's.
+    const global = Object.hasOwn(globals, key) ? globals[key] : undefined;
+    const value =
+      Array.isArray(global) && Array.isArray(own)
+        ? [...global, ...own]
+        : isObject(global) && isObject(own)
+          ? { ...global, ...own }
+          : own;
+    // Defined, not assigned: assigning a `__proto__` key would replace the merged message's prototype.
+    Object.defineProperty(merged, key, { value, enumerable: true, writable: true, configurable: true });
   }
   return merged as M;
 }

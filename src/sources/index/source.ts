@@ -66,12 +66,19 @@ export async function indexSource(config: Config): Promise<NftSource> {
       }),
     transactionsOnChain: async (query) =>
       answer(store, "on-chain", query.type, query, {
-        ...(query.from_block !== undefined ? { fromBlock: query.from_block } : {}),
-        ...(query.to_block !== undefined ? { toBlock: query.to_block } : {}),
+        ...(query.from_block !== undefined ? { fromBlock: storedBlock(query.from_block) } : {}),
+        ...(query.to_block !== undefined ? { toBlock: storedBlock(query.to_block) } : {}),
         direction: "asc",
       }),
   };
 }
+
+/**
+ * A block bound as the store compares it. Block numbers are uint64 and may be bigints; no chain is anywhere near
+ * 2^53 blocks, so every bound beyond it means the same as 2^53 - 1 (and SQLite's integers are signed 64-bit).
+ */
+const storedBlock = (block: number | bigint): number =>
+  block > Number.MAX_SAFE_INTEGER ? Number.MAX_SAFE_INTEGER : Number(block);
 
 /** `007` and `7` are the same token. */
 const normaliseTokenId = (id: string): string => BigInt(id).toString();

@@ -9,7 +9,7 @@
  */
 import { ChainmailError } from "../../core/errors.js";
 import { httpRequest, retryReads } from "../../core/http.js";
-import { parseJson } from "../../core/json.js";
+import { parseJson, toDecimal } from "../../core/json.js";
 import type { RunContext } from "../../core/node.js";
 import type { RawResponse } from "../../schemas/common.js";
 import type { NftParams, RetrieverResult } from "../../schemas/transactions.js";
@@ -17,7 +17,7 @@ import type { NftSource, RetrieverOutcome } from "../types.js";
 
 const UPSTREAM = "NFTPort";
 
-type QueryValue = string | number | readonly string[] | undefined;
+type QueryValue = string | number | bigint | readonly string[] | undefined;
 
 /** GETs one page from an NFTPort path and interprets the answer. */
 async function getTransactionsPage(
@@ -32,8 +32,10 @@ async function getTransactionsPage(
   let url = `${nftport.baseUrl}${path}?chain=${enc(params.chain ?? "ethereum")}`;
   for (const [name, value] of Object.entries(query)) {
     if (value === undefined) continue;
-    if (Array.isArray(value)) for (const item of value) url += `&${name}=${enc(item)}`;
-    else url += `&${name}=${enc(String(value))}`;
+    if (typeof value === "string") url += `&${name}=${enc(value)}`;
+    // Exact digits: String() would write 1e+21, and a bigint block number beyond 2^53 must keep every digit.
+    else if (typeof value === "number" || typeof value === "bigint") url += `&${name}=${toDecimal(value)}`;
+    else for (const item of value) url += `&${name}=${enc(item)}`;
   }
   const result = await httpRequest({
     upstream: UPSTREAM,

@@ -3,6 +3,7 @@
  * every message (a duplicate address within one message counts once), and at most 50 messages per call.
  * `Globals.Cc` / `Globals.Bcc` are added to every message by the upstream, so they count for each one.
  */
+import { isObject } from "../message-rules.js";
 
 export const MAX_RECIPIENTS_PER_CALL = 50;
 const MAX_MESSAGES_PER_CALL = 50;
@@ -14,19 +15,18 @@ export interface Chunk {
   last: number;
 }
 
-type Loose = Record<string, unknown>;
-
-function addresses(list: unknown): string[] {
-  if (!Array.isArray(list)) return [];
-  return list.map((entry) => String((entry as Loose | null)?.Email ?? "").toLowerCase());
+/** The addresses of one list of `owner` (own keys only), lower case; "" for an entry validation refuses. */
+function addresses(owner: unknown, list: string): string[] {
+  const entries = isObject(owner) && Object.hasOwn(owner, list) ? owner[list] : undefined;
+  if (!Array.isArray(entries)) return [];
+  return entries.map((entry) => (isObject(entry) && typeof entry.Email === "string" ? entry.Email.toLowerCase() : ""));
 }
 
 /** Distinct recipients the upstream counts for one message (with the request's Globals applied). */
 export function recipientCount(message: unknown, globals?: unknown): number {
-  const m = (message ?? {}) as Loose;
-  const g = (globals ?? {}) as Loose;
-  return new Set([...addresses(m.To), ...addresses(m.Cc), ...addresses(m.Bcc), ...addresses(g.Cc), ...addresses(g.Bcc)])
-    .size;
+  const lists = ["To", "Cc", "Bcc"].flatMap((list) => addresses(message, list));
+  const global = ["Cc", "Bcc"].flatMap((list) => addresses(globals, list));
+  return new Set([...lists, ...global]).size;
 }
 
 /**

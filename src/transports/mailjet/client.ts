@@ -22,10 +22,13 @@ export const UPSTREAM = "Mailjet";
 export type FailedCall = { status: "not_sent" | "unknown"; error: ChainmailError; response?: RawResponse };
 export type CallOutcome = { status: "sent"; results: MessageResult[]; response: RawResponse } | FailedCall;
 
-/** The Authorization header value and every string that must never be shown. */
+/**
+ * The Authorization header value and every string that must never be shown. The API key (`user id`) is a secret
+ * too: it is half of the login, and with the operator's MAILJET_API_KEY it is not the caller's to see.
+ */
 function basicAuth(params: EmailParams): { header: string; secrets: string[] } {
   const token = Buffer.from(`${params["user id"]}:${params.password}`).toString("base64");
-  return { header: `Basic ${token}`, secrets: [params.password, token] };
+  return { header: `Basic ${token}`, secrets: [params["user id"], params.password, token] };
 }
 
 /** POSTs one JSON body holding `expected` messages and interprets the answer. */
@@ -52,7 +55,9 @@ export async function postSend(
     onAttempt: ctx.onUpstreamAttempt && ((event) => ctx.onUpstreamAttempt?.({ ...event, node: "email-send" })),
   });
   if (result.error) {
-    const notSent = result.error.code === "upstream_unreachable" && result.error.details.request_sent === false;
+    const notSent =
+      result.error.code === "invalid_input" ||
+      (result.error.code === "upstream_unreachable" && result.error.details.request_sent === false);
     return { status: notSent ? "not_sent" : "unknown", error: result.error };
   }
   return interpretSend(result.response, expected, result.attempts);
@@ -143,9 +148,19 @@ export function interpretSend(response: RawResponse, expected: number, attempts:
   }
   if (status >= 400) {
     const kind: ErrorCodeName = status === 404 ? "UPSTREAM_NOT_FOUND" : "UPSTREAM_REJECTED";
+    const related = Array.isArray(entry.ErrorRelatedTo)
+      ? entry.ErrorRelatedTo.filter((f) => typeof f === "string")
+      : [];
+    const fix = related.length
+      ? `Fix ${related.join(", ")} as Mailjet says`
+      : upstreamMessage
+        ? "Fix what Mailjet's message names"
+        : "Check the request against the Send API v3.1 (Mailjet's answer is on the response port)";
     return fail("not_sent", response, kind, `Mailjet rejected the request${said}.`, {
       hint:
-        status === 404 ? "Check MAILJET_BASE_URL: it should be an origin such as https://api.mailjet.com." : undefined,
+        status === 404
+          ? "Check MAILJET_BASE_URL: it should be an origin such as https://api.mailjet.com."
+          : `Nothing of this call was sent. ${fix}, then send these messages again.`,
       details,
     });
   }

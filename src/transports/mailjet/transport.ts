@@ -18,6 +18,7 @@ import { lookupByCustomId } from "./history.js";
 import { mergeOutcomes, notAttempted } from "./results.js";
 
 const STOPS_THE_BATCH = new Set([
+  "invalid_input",
   "upstream_auth",
   "upstream_rate_limited",
   "upstream_server_error",
