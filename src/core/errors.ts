@@ -46,6 +46,11 @@ export const ErrorCode = {
   NOT_FOUND: { code: "not_found", httpStatus: 404 },
   /** The HTTP service: the request body is larger than CHAINMAIL_BODY_LIMIT_BYTES. */
   REQUEST_TOO_LARGE: { code: "request_too_large", httpStatus: 413 },
+  /**
+   * The HTTP service: the client did not send the request's headers within CHAINMAIL_HEADERS_TIMEOUT_MS, or its
+   * body within CHAINMAIL_BODY_TIMEOUT_MS more; the connection is closed.
+   */
+  RECEIVE_TIMEOUT: { code: "receive_timeout", httpStatus: 408 },
   /** The HTTP service: the node did not finish within CHAINMAIL_REQUEST_TIMEOUT_MS. */
   REQUEST_TIMEOUT: { code: "request_timeout", httpStatus: 504 },
   /** The HTTP service is shutting down and takes no new requests. */

@@ -6,6 +6,8 @@
  */
 import { randomUUID } from "node:crypto";
 import { readFileSync } from "node:fs";
+import { STATUS_CODES } from "node:http";
+import type { Duplex } from "node:stream";
 import swagger from "@fastify/swagger";
 import swaggerUi from "@fastify/swagger-ui";
 import Fastify, { type FastifyInstance, type FastifyReply, type FastifyRequest } from "fastify";
@@ -67,7 +69,60 @@ const version: string = (() => {
 function loggerOptions(option: LoggerOption | undefined) {
   if (!option) return false;
   const { level = "info", stream } = option === true ? {} : option;
-  return { level, redact: { paths: REDACT, censor: "[REDACTED]" }, ...(stream ? { stream } : {}) };
+  return {
+    level,
+    redact: { paths: REDACT, censor: "[REDACTED]" },
+    serializers: { req: requestForLog },
+    ...(stream ? { stream } : {}),
+  };
+}
+
+/**
+ * What the `incoming request` line says of a request: Fastify's fields, with the query string redacted whole, since
+ * callers put tokens and keys there (`?access_token=…`) and a parameter's name may be the secret itself.
+ */
+function requestForLog(request: FastifyRequest) {
+  const query = request.url.indexOf("?");
+  return {
+    method: request.method,
+    url: query === -1 ? request.url : `${request.url.slice(0, query)}?[REDACTED]`,
+    host: request.host,
+    remoteAddress: request.ip,
+    remotePort: request.socket?.remotePort,
+  };
+}
+
+/**
+ * A connection-level failure Fastify never sees as a request: the headers or the body did not arrive in time
+ * (408 `receive_timeout`), or the bytes are not HTTP (400, 431 for oversized headers). Answered in the service's
+ * error shape, then the socket is closed.
+ */
+function clientError(err: Error & { code?: string }, socket: Duplex, settings: ServerSettings): void {
+  if (err.code === "ECONNRESET" || socket.destroyed) return;
+  let status: number;
+  let payload: ErrorPayload;
+  if (err.code === "ERR_HTTP_REQUEST_TIMEOUT") {
+    status = 408;
+    payload = new ChainmailError(
+      "RECEIVE_TIMEOUT",
+      `The request did not arrive in time: headers within ${settings.headersTimeoutMs} ms, the body within ${settings.bodyTimeoutMs} ms more.`,
+      {
+        hint: "Send the request at once; for a large body over a slow link, ask the operator to raise CHAINMAIL_BODY_TIMEOUT_MS.",
+        details: { headers_timeout_ms: settings.headersTimeoutMs, body_timeout_ms: settings.bodyTimeoutMs },
+      },
+    ).toPayload();
+  } else {
+    status = err.code === "HPE_HEADER_OVERFLOW" ? 431 : 400;
+    const message = `The request is not valid HTTP/1.1${status === 431 ? " (its headers are too large)" : ""}.`;
+    payload = invalidInput([{ field: "(request)", rule: "an HTTP/1.1 request", message }]);
+  }
+  const body = stringifyJson({ error: payload });
+  if (socket.writable) {
+    socket.write(
+      `HTTP/1.1 ${status} ${STATUS_CODES[status]}\r\nConnection: close\r\nContent-Type: application/json; charset=utf-8\r\nContent-Length: ${Buffer.byteLength(body)}\r\n\r\n${body}`,
+    );
+  }
+  socket.destroy();
 }
 
 /** A request body that is not JSON, in the node's `invalid_input` shape. */
@@ -117,11 +172,20 @@ export async function buildApp(options: AppOptions = {}): Promise<FastifyInstanc
     version,
   });
 
+  const receiveTimeoutMs = settings.headersTimeoutMs + settings.bodyTimeoutMs;
   const app = Fastify({
     logger: loggerOptions(options.logger),
     bodyLimit: settings.bodyLimitBytes,
-    // Time to receive a whole request: a slow client cannot hold a connection forever.
-    requestTimeout: settings.requestTimeoutMs,
+    // Slow clients are cut, each kind after its own time (Node checks every second): headers (also the idle time of
+    // a kept-alive socket between requests), then the body. The node's own run time is CHAINMAIL_REQUEST_TIMEOUT_MS.
+    http: {
+      headersTimeout: settings.headersTimeoutMs,
+      requestTimeout: receiveTimeoutMs,
+      connectionsCheckingInterval: Math.min(1_000, settings.headersTimeoutMs),
+    },
+    keepAliveTimeout: settings.headersTimeoutMs,
+    requestTimeout: receiveTimeoutMs,
+    clientErrorHandler: (err, socket) => clientError(err, socket, settings),
     // A caller's X-Request-Id is kept when it is a plain short token (it goes into logs and a header).
     requestIdHeader: false,
     genReqId: (req) => {
@@ -133,6 +197,7 @@ export async function buildApp(options: AppOptions = {}): Promise<FastifyInstanc
     forceCloseConnections: "idle",
   });
   app.decorate("chainmail", { settings, metrics, openapi });
+  app.server.maxConnections = settings.maxConnections;
 
   // Every body is JSON, whatever the Content-Type says (curl -d sends form encoding by default).
   app.removeAllContentTypeParsers();
@@ -159,8 +224,10 @@ export async function buildApp(options: AppOptions = {}): Promise<FastifyInstanc
       return sendJson(reply.header("connection", "close"), 503, { error: payload });
     }
   });
-  app.addHook("onSend", async (_request, reply) => {
-    if (closing) reply.header("connection", "close");
+  // An answer given before the body arrived (401/403 and unknown nodes are checked first, 413 stops reading) closes
+  // the connection: otherwise the socket would stay open while the client trickles a body nobody reads.
+  app.addHook("onSend", async (request, reply) => {
+    if (closing || !request.raw.complete) reply.header("connection", "close");
   });
   app.addHook("onResponse", async (request, reply) => {
     metrics.observeRequest(

@@ -57,6 +57,7 @@ export function buildOpenApi(nodes: readonly AnyNode[], options: OpenApiOptions)
     const responses: Json = {
       200: json(output, `\`${node.successPort}\` fired`),
       400: json(output, "Invalid input, or a request body that is not JSON: `error` names every field and rule"),
+      408: json(errorOnly, "The request's headers or body did not arrive in time (`receive_timeout`)"),
       413: json(errorOnly, `The request body is larger than ${options.bodyLimitBytes} bytes`),
       500: json(output, "A bug in chainmail"),
       502: json(output, "The upstream failed or answered an error (`error.details` has its status and code)"),

@@ -14,12 +14,24 @@ export interface ServerSettings {
   bodyLimitBytes: number;
   /** Longest a node may run for one request, in milliseconds. */
   requestTimeoutMs: number;
+  /** Longest a client may take to send a request's headers (and idle between requests on a kept-alive socket). */
+  headersTimeoutMs: number;
+  /** Longest a client may take to send a request's body, on top of the headers' time. */
+  bodyTimeoutMs: number;
+  /** Most connections open at once; more are closed as soon as they open. */
+  maxConnections: number;
 }
 
 /** Mailjet accepts messages up to 15 MB; Base64 inflates attachments by 4/3 and a batch holds several. */
 const DEFAULT_BODY_LIMIT_BYTES = 30 * 1024 * 1024;
 /** A little more than the default retry budget (120 s), so a retrying node can report its own failure. */
 const DEFAULT_REQUEST_TIMEOUT_MS = 130_000;
+/** A client sends its headers in milliseconds; a slow one holding a socket open is cut after a few seconds. */
+const DEFAULT_HEADERS_TIMEOUT_MS = 5_000;
+/** 30 MiB in 10 s is 3 MB/s: any client on a LAN or a fair uplink. Raise it for large batches over slow links. */
+const DEFAULT_BODY_TIMEOUT_MS = 10_000;
+/** Bounds descriptors and memory; far above the requests one instance serves at once. */
+const DEFAULT_MAX_CONNECTIONS = 4_096;
 /** Shorter tokens are too easy to guess. */
 const MIN_TOKEN_LENGTH = 16;
 
@@ -44,8 +56,9 @@ function smtpUrlHasCredentials(url: string): boolean {
 }
 
 /**
- * Reads CHAINMAIL_TOKENS, CHAINMAIL_BODY_LIMIT_BYTES and CHAINMAIL_REQUEST_TIMEOUT_MS. Throws a clear error when
- * default credentials are configured without any token: nobody else may spend the operator's keys.
+ * Reads CHAINMAIL_TOKENS, CHAINMAIL_BODY_LIMIT_BYTES, CHAINMAIL_REQUEST_TIMEOUT_MS, CHAINMAIL_HEADERS_TIMEOUT_MS,
+ * CHAINMAIL_BODY_TIMEOUT_MS and CHAINMAIL_MAX_CONNECTIONS. Throws a clear error when default credentials are
+ * configured without any token: nobody else may spend the operator's keys.
  */
 export function loadServerSettings(config: Config, overrides: { tokens?: string[] } = {}): ServerSettings {
   const tokens = (overrides.tokens ?? (config.env.CHAINMAIL_TOKENS ?? "").split(","))
@@ -56,6 +69,15 @@ export function loadServerSettings(config: Config, overrides: { tokens?: string[
     throw new ChainmailError(
       "INVALID_INPUT",
       `Setting CHAINMAIL_TOKENS is invalid: token ${short + 1} is shorter than ${MIN_TOKEN_LENGTH} characters.`,
+      { hint: "Use long random tokens, e.g. `openssl rand -hex 32`.", details: { setting: "CHAINMAIL_TOKENS" } },
+    );
+  }
+  // A caller sends the token in a header as `Bearer <token>`: a space or a control character could never match.
+  const unsendable = tokens.findIndex((t) => !/^[\x21-\x7E]+$/.test(t));
+  if (unsendable !== -1) {
+    throw new ChainmailError(
+      "INVALID_INPUT",
+      `Setting CHAINMAIL_TOKENS is invalid: token ${unsendable + 1} holds a space, a control character or a character beyond ASCII, which no Authorization header can carry.`,
       { hint: "Use long random tokens, e.g. `openssl rand -hex 32`.", details: { setting: "CHAINMAIL_TOKENS" } },
     );
   }
@@ -75,5 +97,8 @@ export function loadServerSettings(config: Config, overrides: { tokens?: string[
     operatorCredentials: credentials,
     bodyLimitBytes: intSetting(config.env, "CHAINMAIL_BODY_LIMIT_BYTES", DEFAULT_BODY_LIMIT_BYTES, 1),
     requestTimeoutMs: intSetting(config.env, "CHAINMAIL_REQUEST_TIMEOUT_MS", DEFAULT_REQUEST_TIMEOUT_MS, 1),
+    headersTimeoutMs: intSetting(config.env, "CHAINMAIL_HEADERS_TIMEOUT_MS", DEFAULT_HEADERS_TIMEOUT_MS, 1),
+    bodyTimeoutMs: intSetting(config.env, "CHAINMAIL_BODY_TIMEOUT_MS", DEFAULT_BODY_TIMEOUT_MS, 1),
+    maxConnections: intSetting(config.env, "CHAINMAIL_MAX_CONNECTIONS", DEFAULT_MAX_CONNECTIONS, 1),
   };
 }
