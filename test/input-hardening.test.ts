@@ -4,12 +4,16 @@
  * values JSON cannot hold, and integers too large for their field. Each is `invalid_input` naming the field, and
  * nothing is sent.
  */
+import { mkdtempSync, rmSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
 import { Agent } from "undici";
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from "vitest";
 import { httpRequest, retryReads } from "../src/core/http.js";
 import { JsonTooDeepError, MAX_JSON_DEPTH, parseJson } from "../src/core/json.js";
 import { type AnyNode, runNode } from "../src/core/node.js";
 import { emailSend, nftTransactionsByToken, nftTransactionsOnChain } from "../src/nodes/index.js";
+import { closeIndexSources } from "../src/sources/index/source.js";
 import { testConfig } from "./helpers.js";
 import { API_KEY, type MailjetServer, SECRET_KEY, startMailjet } from "./upstreams/mailjet.js";
 import { type NftportServer, startNftport, VALID_KEY } from "./upstreams/nftport.js";
@@ -207,7 +211,7 @@ describe("nesting depth and values JSON cannot hold", () => {
     expect(retriever.error).toContain("query.continuation.v");
   });
 
-  it("circular values, functions, symbols, class instances and non-finite numbers are invalid_input", async () => {
+  it("circular values, functions, symbols, class instances, non-finite numbers and lone surrogates are invalid_input", async () => {
     const circular: Record<string, unknown> = { ...query };
     circular.self = circular;
     const cases: [unknown, string, string][] = [
@@ -217,6 +221,7 @@ describe("nesting depth and values JSON cannot hold", () => {
       [{ query: { ...query, continuation: new Date() }, params }, "query.continuation", "is a Date"],
       [{ query: { ...query, page_size: Number.NaN }, params }, "query.page_size", "must be a finite number"],
       [{ query: { ...query, type: [undefined] }, params }, "query.type[0]", "is undefined"],
+      [{ query: { ...query, continuation: "a\ud800b" }, params }, "query.continuation", "holds a lone surrogate"],
     ];
     for (const [input, field, says] of cases) {
       const error = await refused(nftTransactionsByToken, input, [field]);
@@ -296,6 +301,20 @@ describe("integer bounds and exact digits in URLs", () => {
     expect(sent.query.get("from_block")).toBe("1152921504606846976");
     expect(sent.query.get("to_block")).toBe("18446744073709551615");
     expect(sent.query.toString()).not.toMatch(/e%2B|e\+/i);
+  });
+
+  it("the own index takes block bounds beyond 2^53 (none exists there): an empty page, not an error", async () => {
+    const dir = mkdtempSync(join(tmpdir(), "chainmail-uint64-"));
+    try {
+      const index = testConfig({ NFT_SOURCE: "index", INDEX_DB: join(dir, "index.sqlite") });
+      const input = { query: { from_block: 2n ** 60n, to_block: 2n ** 64n - 1n }, params: {} };
+      const out = await runNode(nftTransactionsOnChain, input, { config: index });
+      expect(out.error).toBeUndefined();
+      expect(out.data).toEqual({ response: "OK", transactions: [], continuation: "" });
+    } finally {
+      closeIndexSources();
+      rmSync(dir, { recursive: true, force: true });
+    }
   });
 
   it("from_block > to_block compares bigints and numbers exactly", async () => {

@@ -213,6 +213,14 @@ describe("hostile bodies", () => {
     }
     expect(nftport.requests.length).toBe(before);
   });
+
+  it("a string holding a lone surrogate (\\ud800 in the JSON text) is 400 invalid_input, not 500", async () => {
+    const server = await serve();
+    const body = `{"query":{"contract_address":"${CONTRACT_721}","token_id":"1","continuation":"a\\ud800"},"params":{"api_key":"${VALID_KEY}"}}`;
+    const res = await call(`${server.url}${BY_TOKEN}`, "POST", body);
+    expect(res.status).toBe(400);
+    expect(res.body.error.details.violations[0].field).toBe("query.continuation");
+  });
 });
 
 describe("the operator's Mailjet key", () => {

@@ -144,8 +144,9 @@ function prepareInput<I extends TProperties>(
     values[port] = checked.value;
     violations.push(...checked.violations);
   }
-  // Cross-field rules run too, so every violation is reported at once; they guard their own types.
-  if (node.check) violations.push(...node.check(values as PortValues<I>, ctx));
+  // Cross-field rules run too, so every violation is reported at once; they guard their own types, but need every
+  // port present (an unreadable one is left out of `values`).
+  if (node.check && broken.size === 0) violations.push(...node.check(values as PortValues<I>, ctx));
   return violations.length ? { violations } : { values: values as PortValues<I> };
 }
 

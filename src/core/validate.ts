@@ -47,7 +47,7 @@ const JSON_DATA = "JSON data: null, a boolean, a finite number, a string, an arr
  * A copy of `value` holding only plain JSON data, read the way untrusted input must be: own enumerable string
  * keys only (inherited properties never count; a `__proto__` key stays an ordinary key), at most MAX_JSON_DEPTH
  * levels of arrays and objects (`depth` is the level `value` sits at), and nothing JSON cannot hold: functions,
- * symbols, non-finite numbers, class instances (Date, Map, …), circular references. Integers beyond 2^53 may be
+ * symbols, non-finite numbers, class instances (Date, Map, …), circular references, strings with a lone surrogate. Integers beyond 2^53 may be
  * bigints; null-prototype objects count as plain objects; a property whose value is `undefined` is left out, as
  * JSON does. One pass, which is also the copy that defaults are written into. Each problem is a violation naming
  * its field; a getter or proxy that throws is one too, never an exception.
@@ -68,6 +68,10 @@ export function readJsonData(
     if (violations.length >= MAX_DATA_PROBLEMS) return undefined;
     switch (typeof item) {
       case "string":
+        // A lone surrogate (JSON text may hold one as `\ud800`) has no UTF-8 form: it cannot go into a URL or a message.
+        if (!isWellFormed(item))
+          problem(JSON_DATA, "holds a lone surrogate (\\ud800-\\udfff): it is not well-formed Unicode");
+        return item;
       case "boolean":
       case "bigint":
         return item;
@@ -144,6 +148,9 @@ export function readJsonData(
     return { violations: [...violations, unreadable(fieldOf(field, path), err)] };
   }
 }
+
+/** `String.prototype.isWellFormed` (Node 20; not yet in TypeScript's ES2023 library). */
+const isWellFormed = (text: string): boolean => (text as unknown as { isWellFormed(): boolean }).isWellFormed();
 
 /** The violation of a value whose getter or proxy threw while chainmail read it. */
 export function unreadable(field: string, err: unknown): Violation {
