@@ -12,6 +12,7 @@ import { afterAll, beforeAll, beforeEach, describe, expect, it } from "vitest";
 import { httpRequest, retryReads } from "../src/core/http.js";
 import { JsonTooDeepError, MAX_JSON_DEPTH, parseJson } from "../src/core/json.js";
 import { type AnyNode, runNode } from "../src/core/node.js";
+import { records } from "../src/core/paginate.js";
 import { emailSend, nftTransactionsByToken, nftTransactionsOnChain } from "../src/nodes/index.js";
 import { closeIndexSources } from "../src/sources/index/source.js";
 import { testConfig } from "./helpers.js";
@@ -163,6 +164,14 @@ describe("keys named like built-in properties, and inherited properties", () => 
     const partly = Object.assign(Object.create({ token_id: "1" }), { contract_address: CONTRACT_721 });
     await refused(nftTransactionsByToken, { query: partly, params }, ["query"]);
     await refused(emailSend, { params: mailParams, request: Object.create({ Messages: [mail()] }) }, ["request"]);
+  });
+
+  it("paging reads own properties only: an inherited query is not the caller's", async () => {
+    const pagesOf = (input: Record<string, unknown>) =>
+      records(nftTransactionsByToken, input, { limit: 5 }, { config });
+    const inheriting = Object.assign(Object.create({ query }), { params });
+    await expect(pagesOf(inheriting).next()).rejects.toMatchObject({ code: "invalid_input" });
+    expect(nftport.requests).toHaveLength(0);
   });
 
   it("a message's own __proto__ key does not become the prototype of the message sent (outbox renders Globals)", async () => {

@@ -65,7 +65,9 @@ export async function* pages<R = unknown>(
     });
   }
   const seen = new Set<string>();
-  const query = { ...(input.query ?? {}) };
+  // Own properties only, as runNode reads them: an inherited `query` is not the caller's query.
+  const given = Object.hasOwn(input, "query") ? input.query : undefined;
+  const query: Record<string, unknown> = { ...(typeof given === "object" && given !== null ? given : {}) };
   let continuation = typeof query.continuation === "string" ? query.continuation : undefined;
   let total = 0;
   let emptyInARow = 0;
