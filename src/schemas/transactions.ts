@@ -158,7 +158,7 @@ const typeFilter = <T extends string>(values: readonly T[]) =>
   });
 
 /** Largest page any source serves (the own index; NFTPort itself accepts 1 to 50 and says so). */
-export const MAX_PAGE_SIZE_ANY_SOURCE = 1000;
+const MAX_PAGE_SIZE_ANY_SOURCE = 1000;
 /** Longer than any continuation a source issues (NFTPort's and the index's are under 100 characters). */
 const MAX_CONTINUATION_LENGTH = 1024;
 
