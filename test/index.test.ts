@@ -2,12 +2,14 @@
  * The own index against a real anvil: every record kind, resume and restart without duplicates, a provider that
  * refuses log ranges, keyset paging with every page size, continuations, and the three nodes over the index.
  */
-import { copyFileSync, writeFileSync } from "node:fs";
+import { copyFileSync, mkdirSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
+import { pathToFileURL } from "node:url";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { loadConfig } from "../src/core/config.js";
 import { parseJson } from "../src/core/json.js";
 import { runNode } from "../src/core/node.js";
+import { openDatabase } from "../src/db/database.js";
 import { freePort } from "../src/demo/devchain.js";
 import { nftTransactionsByContract, nftTransactionsByToken, nftTransactionsOnChain } from "../src/nodes/index.js";
 import type { TransactionRecord } from "../src/schemas/transactions.js";
@@ -15,6 +17,7 @@ import { TOPIC } from "../src/sources/index/decode.js";
 import { type IndexChainOptions, indexChain } from "../src/sources/index/indexer.js";
 import { closeIndexSources } from "../src/sources/index/source.js";
 import { IndexStore } from "../src/sources/index/store.js";
+import { CRYPTOPUNKS } from "../src/sources/index/venues/cryptopunks.js";
 import { ORDER_FULFILLED } from "../src/sources/index/venues/seaport.js";
 import { type IndexBackend, openBackend } from "./index-backend.js";
 import { buildChain, type ChainFixture, HUGE_ID, NFT721, NFT1155, TOKEN20 } from "./index-fixture.js";
@@ -493,6 +496,7 @@ describe("IndexStore.open", () => {
       expect(await store.db.query("SELECT version FROM schema_migrations ORDER BY version")).toEqual([
         { version: 1 },
         { version: 2 },
+        { version: 3 },
       ]);
       expect(await store.count()).toBe(3);
       expect(await store.lastBlock()).toBe(9);
@@ -535,10 +539,51 @@ describe("IndexStore.open", () => {
       expect(applied).toEqual([
         { module: "index", version: 1, name: "initial" },
         { module: "index", version: 2, name: "row_count" },
+        { module: "index", version: 3, name: "contract_type_nullable" },
       ]);
       expect(await store.db.migrate("index")).toBe(0);
     } finally {
       await store.close();
     }
+  });
+
+  it("turns the empty contract_type of records written before migration 3 (CryptoPunks) into none", async () => {
+    const target = await dbPath("before_nullable");
+    // The index as chainmail wrote it before migration 3: only migrations 1 and 2, a punk sale with contract_type "".
+    const older = join(backend.dir, "migrations-1-2");
+    mkdirSync(join(older, backend.engine), { recursive: true });
+    const current = new URL(`../migrations/index/${backend.engine}/`, import.meta.url);
+    for (const file of ["0001_initial.sql", "0002_row_count.sql"]) {
+      copyFileSync(new URL(file, current), join(older, backend.engine, file));
+    }
+    const db = await openDatabase(target);
+    try {
+      expect(await db.migrate("index", pathToFileURL(`${older}/`))).toBe(2);
+      await db.exec(
+        `INSERT INTO activity VALUES (5, 1, 0, 'sale', '${CRYPTOPUNKS}', '9354', '${address(1)}', '${address(2)}', '1', '0x${"a".repeat(64)}', '0x${"b".repeat(64)}', 1700000000, '', 'cryptopunks', NULL, '0.3', NULL)`,
+      );
+    } finally {
+      await db.close();
+    }
+    const store = await IndexStore.open(target);
+    try {
+      const [row] = await store.page({ direction: "asc", limit: 10 });
+      expect(row).toMatchObject({ contract_type: null, token_id: "9354", price: "0.3", marketplace: "cryptopunks" });
+      // The column takes NULL now, as the indexer writes it for punks.
+      await store.insertRows([{ ...row!, block_number: 6, contract_type: null }]);
+      expect((await store.page({ direction: "asc", limit: 10 })).map((r) => r.contract_type)).toEqual([null, null]);
+    } finally {
+      await store.close();
+    }
+    const out = await runNode(
+      nftTransactionsByToken,
+      { query: { contract_address: CRYPTOPUNKS, token_id: "9354", type: ["sale"] }, params: {} },
+      { config: config(target) },
+    );
+    expect(out.error).toBeUndefined();
+    expect(out.data!.transactions.map((t) => (t as { nft: object }).nft)).toEqual([
+      { contract_address: CRYPTOPUNKS, token_id: "9354" },
+      { contract_address: CRYPTOPUNKS, token_id: "9354" },
+    ]);
   });
 });

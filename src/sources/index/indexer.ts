@@ -600,7 +600,7 @@ function row(a: Activity, timestamp: number): ActivityRow {
     tx_hash: a.txHash,
     block_hash: a.blockHash,
     timestamp,
-    contract_type: a.contractType ?? "", // "" = none (CryptoPunks); the column predates it and is NOT NULL
+    contract_type: a.contractType,
     marketplace: null,
     currency: null,
     price: null,

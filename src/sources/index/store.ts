@@ -24,7 +24,8 @@ export interface ActivityRow {
   block_hash: string;
   /** Unix seconds of the block. */
   timestamp: number;
-  contract_type: string;
+  /** `null` for contracts older than both standards (CryptoPunks). */
+  contract_type: string | null;
   marketplace: string | null;
   /** `null` for ETH, else the ERC-20 token address. */
   currency: string | null;
