@@ -2,11 +2,14 @@
  * OpenSea's Wyvern exchanges (v1 0x7be8…d12b, v2 0x7f26…38e5; history before June 2022): `OrdersMatched(bytes32
  * buyHash, bytes32 sellHash, address indexed maker, address indexed taker, uint256 price, bytes32 indexed
  * metadata)` names neither the NFT nor the currency. The NFT is the one transfer (ERC-721 or ERC-1155) the match
- * made: the transfer logs of the same transaction since the previous match; seller = its sender, buyer = its
- * receiver. The currency is the ERC-20 the buyer paid in the same stretch of logs (e.g. WETH on an accepted
- * offer), else ETH. Price = the event's price, fees included. Bundles (several NFTs in one match) are not sales.
+ * made: the transfer logs of the same transaction since the previous match. The parties are the event's maker and
+ * taker: the one the NFT went to is the buyer (the taker of a listing, the maker of an accepted offer), the other
+ * the seller, also when the NFT was minted on the way (a lazy mint comes from 0x0, not from the seller); when the
+ * NFT went to neither, its transfer's sender and receiver. The currency is the ERC-20 the buyer paid in the same
+ * stretch of logs (e.g. WETH on an accepted offer), else ETH. Price = the event's price, fees included. Bundles
+ * (several NFTs in one match) are not sales.
  */
-import { type RawLog, topic0, wordBig, wordCount } from "../decode.js";
+import { type RawLog, topic0, topicAddress, wordBig, wordCount } from "../decode.js";
 import { nftTransfers, sale, type TxContext, tokenTransfers, type Venue } from "./venue.js";
 
 export const WYVERN_V1 = "0x7be8076f4ea4a4ad08075c2508e481d6c946d12b";
@@ -35,13 +38,15 @@ export const wyvern: Venue = {
     const nfts = nftTransfers(segment);
     if (nfts.length !== 1) return undefined;
     const nft = nfts[0]!;
-    const paid = tokenTransfers(segment).find((t) => t.from === nft.to);
+    const [maker, taker] = [topicAddress(log.topics[1]!), topicAddress(log.topics[2]!)];
+    const [seller, buyer] = nft.to === taker ? [maker, taker] : nft.to === maker ? [taker, maker] : [nft.from, nft.to];
+    const paid = tokenTransfers(segment).find((t) => t.from === buyer);
     return [
       sale(
         log,
         { contract: nft.contract, tokenId: nft.tokenId, quantity: nft.quantity, contractType: nft.type },
-        nft.from,
-        nft.to,
+        seller,
+        buyer,
         { marketplace: "opensea", currency: paid?.token ?? null, amount: wordBig(log.data, 2) },
       ),
     ];
