@@ -3,9 +3,6 @@
  * from a local JSON-RPC node that serves exactly their logs, blocks and transactions; every field of every sale
  * record is compared with the values the fixture's source (or, where it says so, a hand reading) gives.
  */
-import { mkdtempSync, rmSync } from "node:fs";
-import { tmpdir } from "node:os";
-import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { loadConfig } from "../src/core/config.js";
 import { runNode } from "../src/core/node.js";
@@ -14,17 +11,18 @@ import type { TransactionRecord } from "../src/schemas/transactions.js";
 import { formatUnits, TOPIC } from "../src/sources/index/decode.js";
 import { closeIndexSources } from "../src/sources/index/source.js";
 import { runCli } from "./helpers.js";
+import { type IndexBackend, openBackend } from "./index-backend.js";
 import { loadFixtures, type MainnetFixture, type MainnetNode, startMainnetNode } from "./upstreams/mainnet-logs.js";
 
 const fixtures = loadFixtures();
 let node: MainnetNode;
-let dir: string;
+let backend: IndexBackend;
 let db: string;
 let summary: { last_block: number; records: number; unknown_logs: number };
 
 beforeAll(async () => {
-  dir = mkdtempSync(join(tmpdir(), "chainmail-mainnet-"));
-  db = join(dir, "index.sqlite");
+  backend = await openBackend("mainnet");
+  db = await backend.target("mainnet");
   node = await startMainnetNode(fixtures);
   const first = Math.min(...fixtures.map((f) => Number(node.blockOf(f).number)));
   const out = await runCli(["index", "--rpc", node.url, "--db", db, "--from-block", String(first), "--once"], {
@@ -38,7 +36,7 @@ beforeAll(async () => {
 afterAll(async () => {
   closeIndexSources();
   await node?.close();
-  rmSync(dir, { recursive: true, force: true });
+  await backend?.close();
 });
 
 async function onChain(types: string[]): Promise<TransactionRecord[]> {
@@ -92,25 +90,33 @@ describe("real mainnet sales through chainmail index", () => {
       )
       .sort((a, b) => a.key[0]! - b.key[0]! || a.key[1]! - b.key[1]!)
       .map((e) => e.record);
-    expect(expected.length).toBe(19);
+    expect(expected.length).toBe(37);
     expect(await onChain(["sale"])).toEqual(expected);
   });
 
   it("keep the NFTs' own transfers beside the sales, and understand every exchange log", async () => {
+    // ERC-721 Transfer (the token id is topic 3) and ERC-1155 TransferSingle (the id is the first data word).
+    const tokenIdOf = (log: MainnetFixture["logs"][number]) =>
+      log.topics[0] === TOPIC.transfer ? BigInt(log.topics[3]!) : BigInt(log.data.slice(0, 66));
     const nftTransfers = fixtures
       .flatMap((f) =>
         f.logs
-          .filter((log) => log.topics[0] === TOPIC.transfer && log.topics.length === 4)
+          .filter(
+            (log) =>
+              (log.topics[0] === TOPIC.transfer || log.topics[0] === TOPIC.transferSingle) && log.topics.length === 4,
+          )
           .map((log) => ({ log, block: Number(node.blockOf(f).number) })),
       )
       .sort((a, b) => a.block - b.block || Number(a.log.logIndex) - Number(b.log.logIndex))
       .map((e) => e.log);
     const transfers = await onChain(["transfer", "mint", "burn"]);
     expect(transfers.map((t) => [t.transaction_hash, (t as { token_id: string }).token_id])).toEqual(
-      nftTransfers.map((log) => [log.transactionHash, BigInt(log.topics[3]!).toString()]),
+      nftTransfers.map((log) => [log.transactionHash, tokenIdOf(log).toString()]),
     );
     const sales = fixtures.reduce((n, f) => n + f.expected.length, 0);
-    expect(summary).toMatchObject({ records: sales + nftTransfers.length, unknown_logs: 0 });
+    const bundles = fixtures.reduce((n, f) => n + (f.unknown_logs ?? 0), 0);
+    expect(bundles).toBe(1);
+    expect(summary).toMatchObject({ records: sales + nftTransfers.length, unknown_logs: bundles });
   });
 
   it("look up each Blur v2 transaction's sender once", () => {

@@ -3,7 +3,8 @@
  * logs (filtered like `eth_getLogs` filters), their blocks, and their transactions. Blocks between and around them
  * are fillers whose hashes chain to the real headers (a real block's parent hash is its filler predecessor's
  * hash), so the indexer's reorg checks see one consistent chain. A fixture whose source gave no block gets a
- * filler block of its own, numbered from SYNTHETIC_FIRST.
+ * filler block of its own, numbered from SYNTHETIC_FIRST; one whose source gave only the block's number and hash
+ * gets a filler parent hash and timestamp.
  */
 
 import { createHash } from "node:crypto";
@@ -32,10 +33,12 @@ export interface ExpectedSale {
 export interface MainnetFixture {
   file: string;
   venue: string;
-  block: { number: string; hash: string; parentHash: string; timestamp: string } | null;
+  block: { number: string; hash: string; parentHash?: string; timestamp?: string } | null;
   transaction: { hash: string; from: string; to: string; input: string; value?: string } | null;
   logs: { address: string; topics: string[]; data: string; transactionHash: string; logIndex: string }[];
   expected: ExpectedSale[];
+  /** Exchange logs of the transaction that the index counts as not understood (a bundle), when there are any. */
+  unknown_logs?: number;
 }
 
 export function loadFixtures(): MainnetFixture[] {
@@ -68,7 +71,7 @@ export interface MainnetNode {
 }
 
 export async function startMainnetNode(fixtures: MainnetFixture[]): Promise<MainnetNode> {
-  const real = new Map<number, Header>();
+  const real = new Map<number, MainnetFixture["block"] & object>();
   const placed = new Map<MainnetFixture, number>();
   let synthetic = SYNTHETIC_FIRST;
   for (const f of fixtures) {
@@ -82,14 +85,13 @@ export async function startMainnetNode(fixtures: MainnetFixture[]): Promise<Main
   }
   const head = Math.max(...placed.values()) + 5;
   const hashOf = (n: number): string => real.get(n)?.hash ?? real.get(n + 1)?.parentHash ?? fillerHash(n);
-  const header = (n: number): Header =>
-    real.get(n) ?? {
-      number: hex(n),
-      hash: hashOf(n),
-      parentHash: hashOf(n - 1),
-      // Fillers (and the blocks of sources without one) tick 12 s from the first real block's time.
-      timestamp: hex(1_712_000_000 + (n - SYNTHETIC_FIRST) * 12),
-    };
+  const header = (n: number): Header => ({
+    number: hex(n),
+    hash: hashOf(n),
+    parentHash: real.get(n)?.parentHash ?? hashOf(n - 1),
+    // Fillers (and the blocks of sources without one) tick 12 s from the first real block's time.
+    timestamp: real.get(n)?.timestamp ?? hex(1_712_000_000 + (n - SYNTHETIC_FIRST) * 12),
+  });
   const logs = fixtures.flatMap((f) => {
     const n = placed.get(f)!;
     return f.logs.map((log) => ({
