@@ -120,7 +120,7 @@ export async function call(
   return confirm(chain, hash, `${functionName} on ${to}`);
 }
 
-async function deploy(
+export async function deploy(
   chain: ChainConnection,
   from: Address,
   name: string,
