@@ -10,6 +10,7 @@ import { simpleParser } from "mailparser";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { indexChain } from "../src/sources/index/indexer.js";
 import { closeIndexSources } from "../src/sources/index/source.js";
+import { IndexStore } from "../src/sources/index/store.js";
 import { listOutbox } from "../src/transports/outbox/store.js";
 import { openWatchStore } from "../src/watch/db-store.js";
 import { previewWatch, watch } from "../src/watch/watch.js";
@@ -49,11 +50,13 @@ async function setup(name: string, rules: unknown[], extra: Record<string, strin
   };
   const config = { from: { Email: "watch@chainmail.test" }, reorg_depth: 6, rules };
   const logger = captureLogger();
+  const index = () => indexChain({ rpcUrl: anvil.rpcUrl, dbPath: db, follow: false, seaport: [SEAPORT] });
+  const poll = () => watch({ config, env, once: true, logger });
   const step = async () => {
-    await indexChain({ rpcUrl: anvil.rpcUrl, dbPath: db, follow: false, seaport: [SEAPORT] });
-    return watch({ config, env, once: true, logger });
+    await index();
+    return poll();
   };
-  return { db, outbox, env, config, logger, step };
+  return { db, outbox, env, config, logger, index, poll, step };
 }
 
 const saleRule = (id: string, extra: Record<string, unknown> = {}) => ({
@@ -202,5 +205,64 @@ describe("chainmail watch on the own index", () => {
     expect((await w.step()).sent).toBe(1);
   });
 });
+
+describe("where a rule starts on the own index", () => {
+  it("a first start while the index is still backfilling mails none of the history: it starts at the head the writer saw", async () => {
+    const w = await setup("backfill", [saleRule("backfill")]);
+    const history = [await sell(anvil, 50, 1000), await sell(anvil, 51, 1000), await sell(anvil, 52, 1000)];
+    // The indexer sees the head, then stops after the block before the history: an index still backfilling.
+    const stop = new AbortController();
+    await indexChain({
+      rpcUrl: anvil.rpcUrl,
+      dbPath: w.db,
+      follow: false,
+      seaport: [SEAPORT],
+      maxRange: 1,
+      concurrency: 1,
+      signal: stop.signal,
+      onProgress: (p) => {
+        if (p.block >= history[0]!.blockNumber - 1) stop.abort();
+      },
+    });
+    const behind = await indexStatusOf(w.db);
+    expect(behind.lastBlock).toBeLessThan(history[0]!.blockNumber);
+    expect(behind.headBlock).toBe(history[2]!.blockNumber);
+
+    expect((await w.poll()).sent).toBe(0);
+    const started = w.logger.lines.find((l) => l.msg === "rule started");
+    expect(started?.after_block).toBe(history[2]!.blockNumber);
+    // The backfill brings the history in: none of it is news.
+    expect((await w.step()).sent).toBe(0);
+    await sell(anvil, 53, 1000);
+    expect((await w.step()).sent).toBe(1);
+    expect((await listOutbox(w.outbox)).map((m) => m.subject)).toEqual([expect.stringContaining("#53 for 1 ETH")]);
+  });
+
+  it("waits while the index has not seen the chain, then starts at the head its writer first saw", async () => {
+    const w = await setup("unseen", [saleRule("unseen")]);
+    expect((await w.poll()).sent).toBe(0);
+    expect((await w.poll()).sent).toBe(0);
+    const waiting = w.logger.lines.filter((l) => l.msg.startsWith("waiting to start the rule"));
+    expect(waiting).toHaveLength(2); // once per run (each --once is a run of its own), not on every poll
+    const store = await openWatchStore(w.db);
+    expect(await store.ruleState("unseen")).toBeUndefined();
+    await store.close();
+
+    await sell(anvil, 54, 1000); // before the index saw the chain: history
+    expect((await w.step()).sent).toBe(0);
+    await sell(anvil, 55, 1000);
+    expect((await w.step()).sent).toBe(1);
+    expect((await listOutbox(w.outbox)).map((m) => m.subject)).toEqual([expect.stringContaining("#55 for 1 ETH")]);
+  });
+});
+
+async function indexStatusOf(db: string) {
+  const store = await IndexStore.open(db);
+  try {
+    return await store.status();
+  } finally {
+    await store.close();
+  }
+}
 
 const readEml = (outbox: string, file: string) => readFile(join(outbox, file));

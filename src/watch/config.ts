@@ -89,7 +89,8 @@ export const WatchRule = Type.Object(
       Type.Integer({
         minimum: 0,
         maximum: Number.MAX_SAFE_INTEGER,
-        description: "Mail records from this block on; default: only records newer than the newest at first start",
+        description:
+          "Mail records from this block on; default: after the chain head the index saw (NFTPort: the newest record) when the rule first runs",
       }),
     ),
     mail: MailTemplate,

@@ -94,29 +94,41 @@ async function* pacedPages(rule: Rule, query: Record<string, unknown>, ctx: Foll
   }
 }
 
-async function firstRecord(rule: Rule, query: Record<string, unknown>, ctx: FollowContext) {
+/** One page of the rule's retriever (at its turn with the pacer). */
+async function onePage(rule: Rule, query: Record<string, unknown>, ctx: FollowContext): Promise<TransactionRecord[]> {
   await ctx.pacer?.wait(ctx.signal);
-  const out = (await runNode(
-    nodeOf(rule),
-    { query: { ...query, page_size: 1 } },
-    {
-      config: ctx.config,
-      signal: ctx.signal,
-    },
-  )) as { data?: { transactions: TransactionRecord[] }; error?: PageError["payload"]; response?: unknown };
+  const out = (await runNode(nodeOf(rule), { query }, { config: ctx.config, signal: ctx.signal })) as {
+    data?: { transactions: TransactionRecord[] };
+    error?: PageError["payload"];
+    response?: unknown;
+  };
   if (!out.data) throw new PageError(out.error!, out.response, undefined);
-  return out.data.transactions[0];
+  return out.data.transactions;
 }
 
+const firstRecord = async (rule: Rule, query: Record<string, unknown>, ctx: FollowContext) =>
+  (await onePage(rule, { ...query, page_size: 1 }, ctx))[0];
+
 /**
- * Where a rule starts: records at or before the returned position are never mailed. With `start_block`, the
- * block before it (rows without a block: those dated after now). Otherwise the newest record the source has now
- * (none: everything to come is new); on the whole chain that record is found by a galloping search on
- * `from_block`, a few dozen one-record reads.
+ * Where a rule starts: records at or before the returned position are never mailed. Undefined while it cannot be
+ * known yet: an own index that no writer has filled or seen the chain with.
+ *
+ * - `start_block`: the block before it (rows without a block: those dated after now).
+ * - The own index: the chain head its writer last saw (`head_block`), or its last indexed block if that is later.
+ *   Not the newest record: an index still backfilling has not read the newest blocks yet, and the records it adds
+ *   for them later are history, not news.
+ * - NFTPort: the newest record it has now (none: everything to come is new); on the whole chain that record is
+ *   found by a galloping search on `from_block`, a few dozen one-record reads.
  */
-export async function findFloor(rule: Rule, ctx: FollowContext): Promise<Position> {
+export async function findFloor(rule: Rule, ctx: FollowContext): Promise<Position | undefined> {
   const now = new Date().toISOString().slice(0, 19);
   if (rule.start_block !== undefined) return { block: rule.start_block - 1, date: now };
+  if (ctx.source === "index") {
+    const { indexStatus } = await import("../sources/index/source.js");
+    const { headBlock, lastBlock } = await indexStatus(ctx.config);
+    const known = [headBlock, lastBlock].filter((b): b is number => b !== null);
+    return known.length ? { block: Math.max(...known), date: now } : undefined;
+  }
   const query = queryOf(rule, ctx);
   if (rule.kind !== "on-chain") {
     const newest = await firstRecord(rule, query, ctx);

@@ -122,6 +122,8 @@ interface RunContext {
 class WatchRun {
   readonly summary: WatchSummary = { polls: 0, sent: 0, failed: 0, unknown: 0 };
   private readonly holdOff = new Map<string, number>();
+  /** Rules that cannot start yet (logged once). */
+  private readonly waiting = new Set<string>();
   private sendFailures = 0;
   private sendHoldOff = 0;
 
@@ -189,6 +191,17 @@ class WatchRun {
     let state = await this.store.ruleState(rule.id);
     if (!state) {
       const floor = await findFloor(rule, follow);
+      if (!floor) {
+        if (!this.waiting.has(rule.id)) {
+          logger.warn(
+            { rule: rule.id },
+            "waiting to start the rule: the index has not seen the chain yet (run chainmail index)",
+          );
+        }
+        this.waiting.add(rule.id);
+        return;
+      }
+      this.waiting.delete(rule.id);
       await this.store.startRule(rule.id, fingerprint, floor);
       logger.info({ rule: rule.id, after_block: floor.block ?? null, after_date: floor.date }, "rule started");
       state = (await this.store.ruleState(rule.id))!;
@@ -380,6 +393,7 @@ export async function previewWatch(options: Omit<WatchOptions, "once" | "logger"
     for (const rule of watchConfig.rules) {
       const state = await store?.ruleState(rule.id);
       const floor = state?.floor ?? (await findFloor(rule, follow));
+      if (!floor) continue; // an index that has not seen the chain has nothing to show
       const horizon = state
         ? horizonOf(floor, state.read, follow.reorgDepth)
         : { block: Math.max(0, (floor.block ?? 0) - follow.reorgDepth), date: "" };
