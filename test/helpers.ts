@@ -1,6 +1,7 @@
 /** Test helpers: configs pointing at the local upstreams, fast retries; the command line in its own process. */
 import { spawn } from "node:child_process";
 import { join } from "node:path";
+import { pathToFileURL } from "node:url";
 import { type Config, loadConfig } from "../src/core/config.js";
 
 /** A config for tests: local base URLs, short backoff so retry tests stay quick. */
@@ -24,14 +25,16 @@ export const CLI = join(import.meta.dirname, "..", "dist", "cli", "main.js");
 
 /**
  * Runs `chainmail <args>` in its own process, as a user would, with only PATH and `env` in its environment
- * (asynchronously: the local upstream servers live in the test's process).
+ * (asynchronously: the local upstream servers live in the test's process). `preload`: modules node loads into
+ * that process first (`node --import`), for tests that observe it from inside.
  */
 export function runCli(
   args: string[],
-  options: { env?: Record<string, string>; stdin?: string } = {},
+  options: { env?: Record<string, string>; stdin?: string; preload?: string[] } = {},
 ): Promise<CliResult> {
   return new Promise((resolve, reject) => {
-    const child = spawn(process.execPath, [CLI, ...args], {
+    const imports = (options.preload ?? []).flatMap((file) => ["--import", pathToFileURL(file).href]);
+    const child = spawn(process.execPath, [...imports, CLI, ...args], {
       env: { PATH: process.env.PATH ?? "", ...options.env },
       stdio: ["pipe", "pipe", "pipe"],
     });

@@ -1,7 +1,9 @@
 /**
  * The crash the journal exists for, with real processes: `chainmail watch` killed with SIGKILL right after its
  * send returned and before the results were written (and right after the intent was journalled, before the send),
- * then started again. Outbox, a real SMTP server and the local Mailjet server: never twice, nothing lost.
+ * then started again. Outbox, a real SMTP server and the local Mailjet server: never twice, nothing lost. The kill
+ * comes from inside the watch's process: test/fixtures/watch-kill.mjs, preloaded, subscribes to the watch's
+ * diagnostics channels and sends SIGKILL at the point WATCH_KILL_AT names.
  */
 import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
@@ -21,6 +23,7 @@ let dir: string;
 let smtp: SmtpTestServer;
 let mailjet: MailjetServer;
 let token = 100;
+const KILLER = join(import.meta.dirname, "fixtures", "watch-kill.mjs");
 
 beforeAll(async () => {
   dir = mkdtempSync(join(tmpdir(), "chainmail-watch-crash-"));
@@ -68,7 +71,8 @@ function scenario(name: string, transport: Record<string, string>) {
     async run(kill?: "journalled" | "sent") {
       await indexChain({ rpcUrl: anvil.rpcUrl, dbPath: db, follow: false, seaport: [SEAPORT] });
       return runCli(["watch", "--config", file, "--once"], {
-        env: kill ? { ...env, CHAINMAIL_WATCH_TEST_KILL: kill } : env,
+        env: kill ? { ...env, WATCH_KILL_AT: kill } : env,
+        ...(kill ? { preload: [KILLER] } : {}),
       });
     },
     async mailStates() {

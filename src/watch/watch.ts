@@ -7,6 +7,7 @@
  * Never skipped: records wait in the journal until their email's fate is known.
  */
 import { createHash } from "node:crypto";
+import { channel } from "node:diagnostics_channel";
 import { existsSync } from "node:fs";
 import { dirname, join } from "node:path";
 import { setTimeout as sleep } from "node:timers/promises";
@@ -53,6 +54,17 @@ export interface WatchSummary {
 
 /** A digest carries at most this many records; more wait for the next one. */
 const DIGEST_MAX_RECORDS = 500;
+
+/**
+ * `node:diagnostics_channel` channels around each send, for instrumentation in the watch's process (published only
+ * when subscribed): `journalled` with `{ mails: [{ customId, rule }] }` once the intents are durable and before
+ * `email-send` runs; `sent` with `{ results: [{ customId, state }] }` once it returned and before the results are
+ * written. A crash between the two is what the journal resolves on restart.
+ */
+const WATCH_CHANNELS = {
+  journalled: channel("chainmail:watch:journalled"),
+  sent: channel("chainmail:watch:sent"),
+} as const;
 
 const silent: Logger = { debug() {}, info() {}, warn() {}, error() {} };
 
@@ -300,9 +312,13 @@ class WatchRun {
     if (retries.length) await this.store.markSending(retries.map((m) => m.customId));
     const batch = [...journalled, ...retries];
     if (!batch.length) return;
-    testKillAt("journalled");
+    if (WATCH_CHANNELS.journalled.hasSubscribers) {
+      WATCH_CHANNELS.journalled.publish({ mails: batch.map((m) => ({ customId: m.customId, rule: m.rule })) });
+    }
     const results = await sendMails(batch, this.ctx.send);
-    testKillAt("sent");
+    if (WATCH_CHANNELS.sent.hasSubscribers) {
+      WATCH_CHANNELS.sent.publish({ results: results.map((r) => ({ customId: r.customId, state: r.state })) });
+    }
     await this.store.settle(results);
     results.forEach((r, i) => {
       this.count(r, "sent", batch[i]!.message.Subject);
@@ -354,15 +370,6 @@ function later(a: Position | undefined, b: Position | undefined): Position | und
   const bb = b.block ?? -1;
   if (bb !== ab) return bb > ab ? b : a;
   return b.date > a.date ? b : a;
-}
-
-/**
- * Test-only: CHAINMAIL_WATCH_TEST_KILL=journalled|sent kills this process with SIGKILL right after the intents
- * were journalled, or right after the send returned and before its results were settled — the crash the journal
- * exists for, made exact for the tests that restart a watch after it.
- */
-function testKillAt(point: "journalled" | "sent"): void {
-  if (process.env.CHAINMAIL_WATCH_TEST_KILL === point) process.kill(process.pid, "SIGKILL");
 }
 
 export interface PreviewEmail {
