@@ -57,3 +57,30 @@ export function captureLogger(): Logger & { lines: LogLine[] } {
   };
   return { lines, debug: at("debug"), info: at("info"), warn: at("warn"), error: at("error") };
 }
+
+/**
+ * Many sales at once, `perBlock` to a block (sent with automine off, then mined). Resolves with the first and last
+ * block that hold them.
+ */
+export async function sellMany(
+  anvil: Anvil,
+  sales: readonly { tokenId: number; milliEth: number }[],
+  perBlock = 100,
+): Promise<{ first: number; last: number }> {
+  const head = async () => Number(await anvil.rpc<string>("eth_blockNumber"));
+  const first = (await head()) + 1;
+  await anvil.rpc("evm_setAutomine", [false]);
+  try {
+    for (let i = 0; i < sales.length; i += perBlock) {
+      let last = "";
+      for (const { tokenId, milliEth } of sales.slice(i, i + perBlock)) {
+        last = await anvil.rpc<string>("eth_sendTransaction", [saleTx(tokenId, milliEth)]);
+      }
+      await anvil.rpc("evm_mine");
+      if (!(await anvil.rpc("eth_getTransactionReceipt", [last]))) throw new Error("a block did not take its sales");
+    }
+  } finally {
+    await anvil.rpc("evm_setAutomine", [true]);
+  }
+  return { first, last: await head() };
+}

@@ -3,10 +3,14 @@
  * horizon, calls spaced at the configured rate, and a persistent 429 honoured with its Retry-After.
  */
 import { mkdtempSync, rmSync } from "node:fs";
+import { readFile } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
+import { setTimeout as sleep } from "node:timers/promises";
+import { simpleParser } from "mailparser";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { listOutbox } from "../src/transports/outbox/store.js";
+import { PagesMoved, READ_BATCH } from "../src/watch/follow.js";
 import { watch } from "../src/watch/watch.js";
 import { FAULTS, type NftportServer, type Rec, startNftport, VALID_KEY } from "./upstreams/nftport.js";
 import { captureLogger } from "./watch-helpers.js";
@@ -16,11 +20,11 @@ let server: NftportServer;
 let dir: string;
 
 const hash = (n: number) => `0x${n.toString(16).padStart(64, "0")}`;
-const sale = (block: number, tokenId: number, price: number): Rec => ({
+const sale = (block: number, tokenId: number, price: number, contract = CONTRACT): Rec => ({
   type: "sale",
   buyer_address: "0x00000000000000000000000000000000000000b0",
   seller_address: "0x00000000000000000000000000000000000000a0",
-  nft: { contract_type: "ERC721", contract_address: CONTRACT, token_id: String(tokenId) },
+  nft: { contract_type: "ERC721", contract_address: contract, token_id: String(tokenId) },
   quantity: 1,
   price_details: { asset_type: "ETH", price, price_usd: price * 2000 },
   transaction_hash: hash(block * 7),
@@ -79,6 +83,49 @@ describe("chainmail watch on NFTPort", () => {
     // One page of 50 reaches below the horizon: the 120-record history is not read.
     expect(server.requests.length - before).toBe(1);
     expect((await watch({ config: w.config, env: w.env, once: true })).sent).toBe(0);
+  });
+
+  it("a catch-up longer than a read holds is read again oldest first; pages that moved end the read, the next poll goes on", async () => {
+    const contract = "0x5555555555555555555555555555555555555555";
+    const history = Array.from({ length: READ_BATCH + 200 }, (_, i) => sale(5000 + i, i, 1, contract));
+    server.add(contract, history);
+    const w = setup("catchup", {
+      nftport_requests_per_second: 1000,
+      rules: [
+        {
+          id: "catchup",
+          contract_address: contract,
+          start_block: 5000,
+          mode: "digest",
+          digest: { records: 1 },
+          mail: { to: [{ Email: "desk@example.com" }] },
+        },
+      ],
+    });
+    // Paging down: 24 full pages of 50 and an empty one. Then the pages again, deepest first: after 21 of them the
+    // first batch (1,000 records) is taken, and while the 22nd is asked for, two new sales arrive on top. The test
+    // server's continuations count rows, so that page now holds other records.
+    const pagingDown = Math.ceil(history.length / 50) + 1;
+    const firstBatch = pagingDown + Math.ceil((READ_BATCH + 1) / 50);
+    const start = server.requests.length;
+    server.fault({ after: firstBatch, delayMs: 300 });
+    const logger = captureLogger();
+    const running = watch({ config: w.config, env: w.env, once: true, logger });
+    while (server.requests.length <= start + firstBatch) await sleep(5);
+    server.add(contract, [sale(9000, 9000, 2, contract), sale(9001, 9001, 2, contract)]);
+    await running;
+    expect(logger.lines.filter((l) => l.msg === "new records").map((l) => l.records)).toEqual([READ_BATCH]);
+    expect(logger.lines.map((l) => l.msg)).toContain(new PagesMoved().message);
+
+    await watch({ config: w.config, env: w.env, once: true, logger });
+    expect((await watch({ config: w.config, env: w.env, once: true, logger })).sent).toBe(0);
+    const digests = await listOutbox(w.outbox);
+    const tokens: number[] = [];
+    for (const d of digests) {
+      const text = (await simpleParser(await readFile(join(w.outbox, d.file)))).text ?? "";
+      tokens.push(...[...text.matchAll(/#(\d+) for/g)].map((m) => Number(m[1])));
+    }
+    expect(tokens).toEqual([...history.map((_, i) => i), 9000, 9001]);
   });
 
   it("spaces its calls at nftport_requests_per_second and holds off for a 429's Retry-After", async () => {

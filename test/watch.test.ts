@@ -3,6 +3,8 @@
  * Each mode, minimum prices, restarts (nothing twice) and a reorg that removes a mailed sale. The journal lives
  * beside the index: SQLite here, PostgreSQL in test/services/watch.pg.test.ts.
  */
+
+import { subscribe, unsubscribe } from "node:diagnostics_channel";
 import { readFileSync } from "node:fs";
 import { readFile } from "node:fs/promises";
 import { join } from "node:path";
@@ -13,11 +15,12 @@ import { closeIndexSources } from "../src/sources/index/source.js";
 import { IndexStore } from "../src/sources/index/store.js";
 import { listOutbox } from "../src/transports/outbox/store.js";
 import { openWatchStore } from "../src/watch/db-store.js";
-import { previewWatch, watch } from "../src/watch/watch.js";
+import { READ_BATCH } from "../src/watch/follow.js";
+import { previewWatch, SEND_BATCH, watch } from "../src/watch/watch.js";
 import { type IndexBackend, openBackend } from "./index-backend.js";
 import { type Anvil, installEmitters, startAnvil } from "./index-helpers.js";
 import { startSmtp } from "./upstreams/smtp.js";
-import { captureLogger, NFT, SEAPORT, saleTx, sell } from "./watch-helpers.js";
+import { captureLogger, NFT, SEAPORT, saleTx, sell, sellMany } from "./watch-helpers.js";
 
 let anvil: Anvil;
 let backend: IndexBackend;
@@ -255,6 +258,68 @@ describe("where a rule starts on the own index", () => {
     expect((await listOutbox(w.outbox)).map((m) => m.subject)).toEqual([expect.stringContaining("#55 for 1 ETH")]);
   });
 });
+
+describe("long catch-ups", () => {
+  it("takes more records than a read holds in batches, oldest first, and mails every one once in bounded sends", async () => {
+    const first = Number(await anvil.rpc<string>("eth_blockNumber")) + 1;
+    const w = await setup("catchup", [
+      saleRule("catchup-digest", { mode: "digest", digest: { records: 1 }, start_block: first }),
+      saleRule("catchup-each", { min_price: { eth: 2 }, start_block: first }),
+    ]);
+    const count = READ_BATCH + 150;
+    // Every eighth sale is above the each rule's minimum: 144 emails, more than one send's worth.
+    const sales = Array.from({ length: count }, (_, i) => ({ tokenId: 1000 + i, milliEth: i % 8 === 0 ? 3000 : 100 }));
+    const expensive = sales.filter((s) => s.milliEth === 3000).map((s) => s.tokenId);
+    expect(expensive.length).toBeGreaterThan(SEND_BATCH);
+    await sellMany(anvil, sales);
+    await w.index();
+
+    // Stopped as soon as the first batch is in: what it took is the oldest records, and not all of them.
+    const stop = new AbortController();
+    const logger = captureLogger();
+    const onLine = logger.info;
+    logger.info = (obj, msg) => {
+      onLine(obj, msg);
+      if (msg === "new records") stop.abort();
+    };
+    await watch({ config: w.config, env: w.env, signal: stop.signal, logger });
+    const store = await openWatchStore(w.db);
+    const taken = await store.recordsFrom("catchup-digest", 0);
+    expect(taken.length).toBeGreaterThan(0);
+    expect(taken.length).toBeLessThanOrEqual(READ_BATCH);
+    expect(taken.map(tokenOf)).toEqual(sales.slice(0, taken.length).map((s) => s.tokenId));
+    expect(await store.recordsFrom("catchup-each", 0)).toEqual([]);
+    await store.close();
+
+    // Resumed: every record once, sends of at most SEND_BATCH emails.
+    const sendSizes: number[] = [];
+    const onJournalled = (message: unknown) => sendSizes.push((message as { mails: unknown[] }).mails.length);
+    subscribe("chainmail:watch:journalled", onJournalled);
+    try {
+      await w.poll();
+      expect((await w.poll()).sent).toBe(0);
+    } finally {
+      unsubscribe("chainmail:watch:journalled", onJournalled);
+    }
+    const batches = w.logger.lines.filter((l) => l.msg === "new records").map((l) => Number(l.records));
+    expect(Math.max(...batches)).toBeLessThanOrEqual(READ_BATCH);
+    expect(Math.max(...sendSizes)).toBe(SEND_BATCH);
+
+    const mailed = await listOutbox(w.outbox);
+    const digests = mailed.filter((m) => m.custom_id.startsWith("cw.catchup-digest."));
+    const texts = await Promise.all(
+      digests.map(async (d) => (await simpleParser(await readEml(w.outbox, d.file))).text),
+    );
+    expect(texts.flatMap((t) => tokensIn(t!))).toEqual(sales.map((s) => s.tokenId));
+    const each = mailed.filter((m) => m.custom_id.startsWith("cw.catchup-each."));
+    expect(each.map((m) => Number(/#(\d+) /.exec(m.subject)![1]))).toEqual(expensive);
+    expect(new Set(mailed.map((m) => m.custom_id)).size).toBe(mailed.length);
+  });
+});
+
+/** Token ids of the sales a digest lists, in its order. */
+const tokensIn = (text: string) => [...text.matchAll(/#(\d+) for/g)].map((m) => Number(m[1]));
+const tokenOf = (r: { record: unknown }) => Number((r.record as { nft: { token_id: string } }).nft.token_id);
 
 async function indexStatusOf(db: string) {
   const store = await IndexStore.open(db);

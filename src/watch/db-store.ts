@@ -129,10 +129,11 @@ export async function openWatchStore(target: string): Promise<WatchStore> {
         );
       });
     },
-    async recordsFrom(rule, block) {
+    async recordsFrom(rule, from, through) {
+      const upTo = through === undefined ? "" : " AND block_number <= $3";
       const rows = await db.query<RecordRow>(
-        "SELECT * FROM watch_records WHERE rule = $1 AND block_number >= $2 ORDER BY seq",
-        [rule, block],
+        `SELECT * FROM watch_records WHERE rule = $1 AND block_number >= $2${upTo} ORDER BY seq`,
+        through === undefined ? [rule, from] : [rule, from, through],
       );
       return rows.map(toStored);
     },
@@ -155,10 +156,10 @@ export async function openWatchStore(target: string): Promise<WatchStore> {
         }
       });
     },
-    async queued(rule) {
+    async queued(rule, limit) {
       const rows = await db.query<RecordRow>(
-        "SELECT * FROM watch_records WHERE rule = $1 AND state = 'queued' ORDER BY seq",
-        [rule],
+        "SELECT * FROM watch_records WHERE rule = $1 AND state = 'queued' ORDER BY seq LIMIT $2",
+        [rule, limit],
       );
       return rows.map(toStored);
     },
@@ -190,10 +191,10 @@ export async function openWatchStore(target: string): Promise<WatchStore> {
         await tx.run("UPDATE watch_rules SET digest_since = NULL WHERE rule = $1", [rule]);
       });
     },
-    async mails(states) {
+    async mails(states, limit) {
       const rows = await db.query<MailRow>(
-        `SELECT * FROM watch_mail WHERE state IN (${list(1, states.length)}) ORDER BY created_at, custom_id`,
-        states,
+        `SELECT * FROM watch_mail WHERE state IN (${list(1, states.length)}) ORDER BY created_at, custom_id${limit === undefined ? "" : ` LIMIT $${states.length + 1}`}`,
+        limit === undefined ? states : [...states, limit],
       );
       return rows.map(toMail);
     },

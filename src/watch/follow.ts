@@ -4,7 +4,8 @@
  * By contract and by token the retrievers answer newest first, so "new" is at the top: a read pages down from the
  * newest record, by continuation, until it passes the rule's horizon, then hands the records on oldest first. The
  * whole chain answers oldest first: a read starts at the horizon block (`from_block`) and pages up to the end.
- * Either way a read covers whole blocks and costs what is new plus the reorg window, never the whole history.
+ * Either way a read covers whole blocks and costs what is new plus the reorg window, never the whole history, and
+ * a long read (a far `start_block`, a long outage) reaches the journal in bounded batches, oldest first.
  *
  * The horizon is the newest record already taken, less `reorg_depth` blocks (and, for rows without a block,
  * such as NFTPort's bids and listings, that many 12-second slots): records in that window are read again on every
@@ -14,6 +15,7 @@
 import { setTimeout as sleep } from "node:timers/promises";
 import type { Config } from "../core/config.js";
 import { retryAfterMs } from "../core/http.js";
+import { stringifyJson } from "../core/json.js";
 import { type AnyNode, runNode } from "../core/node.js";
 import { PageError, pages } from "../core/paginate.js";
 import { nftTransactionsByContract, nftTransactionsByToken, nftTransactionsOnChain } from "../nodes/index.js";
@@ -179,23 +181,108 @@ export const isAfter = (record: TransactionRecord, floor: Position): boolean => 
   return block !== undefined ? block > (floor.block ?? -1) : date > floor.date;
 };
 
-/** Every record from the horizon on, oldest first. */
-export async function readFrom(rule: Rule, horizon: Horizon, ctx: FollowContext): Promise<TransactionRecord[]> {
+/** Records a read holds at once: more than this (a far `start_block`, a long outage) are taken in batches. */
+export const READ_BATCH = 1000;
+
+/** Records from the horizon on, oldest first, as a read hands them to the journal. */
+export interface ReadBatch {
+  /** Whole blocks (a block is never split between batches: record keys count within a block). */
+  records: TransactionRecord[];
+  /** The newest block this batch covers; undefined for the last batch, which covers everything after it. */
+  through: number | undefined;
+}
+
+/**
+ * The source's pages changed between the two passes of a long read (a reorg, or new records on an upstream whose
+ * continuations count rows): what was taken so far stands, and the next poll reads on from there.
+ */
+export class PagesMoved extends Error {
+  constructor() {
+    super("the records moved while a long read was taking them; the next poll reads on from there");
+  }
+}
+
+/**
+ * Every record from the horizon on, oldest first, in batches of at most `size` records (a single block with more
+ * is a batch of its own), so a read of any length holds about a batch and a page in memory. Each batch is taken
+ * before the next is read: the read position only moves past records already in the journal.
+ */
+export async function* readBatches(
+  rule: Rule,
+  horizon: Horizon,
+  ctx: FollowContext,
+  size = READ_BATCH,
+): AsyncGenerator<ReadBatch> {
+  const chunks = rule.kind === "on-chain" ? oldestFirst(rule, horizon, ctx) : newestFirst(rule, horizon, ctx, size);
+  let held: TransactionRecord[] = [];
+  let through = horizon.block - 1;
+  for await (const chunk of chunks) {
+    held = held.concat(chunk);
+    while (held.length > size) {
+      // Cut before the block that goes past `size`; a block larger than a batch is a batch of its own, once whole.
+      let cut = blockStart(held, size);
+      if (cut === 0) cut = blockStart(held, held.length - 1);
+      if (cut === 0) break;
+      const records = held.slice(0, cut);
+      held = held.slice(cut);
+      for (const r of records) through = Math.max(through, positionOf(r).block ?? through);
+      yield { records, through };
+    }
+  }
+  yield { records: held, through: undefined };
+}
+
+/** Index of the first record in the same block as `records[i]` (rows without a block: of the same date). */
+function blockStart(records: readonly TransactionRecord[], i: number): number {
+  const group = (r: TransactionRecord) => {
+    const { block, date } = positionOf(r);
+    return block ?? `@${date}`;
+  };
+  const at = group(records[i]!);
+  while (i > 0 && group(records[i - 1]!) === at) i--;
+  return i;
+}
+
+/** The whole chain answers oldest first: its pages from the horizon block on, as they come. */
+async function* oldestFirst(rule: Rule, horizon: Horizon, ctx: FollowContext) {
+  for await (const page of pacedPages(rule, { ...queryOf(rule, ctx), from_block: horizon.block }, ctx)) {
+    yield page.transactions;
+  }
+}
+
+/**
+ * By contract and by token the pages come newest first: page down to the horizon, then hand the records on oldest
+ * first. Up to `size` records are simply kept; beyond that only each page's continuation is kept, and the pages
+ * are read again deepest first (the newest page from memory: it alone changes as records arrive). A page read
+ * again must end with the record it ended with before, or PagesMoved ends the read.
+ */
+async function* newestFirst(rule: Rule, horizon: Horizon, ctx: FollowContext, size: number) {
   const query = queryOf(rule, ctx);
-  const out: TransactionRecord[] = [];
-  if (rule.kind === "on-chain") {
-    for await (const page of pacedPages(rule, { ...query, from_block: horizon.block }, ctx)) {
-      out.push(...page.transactions);
+  const marks: { continuation: string; count: number; last: string }[] = [];
+  let newestPage: TransactionRecord[] = [];
+  let kept: TransactionRecord[] | undefined = [];
+  let continuation: string | undefined;
+  for await (const page of pacedPages(rule, query, ctx)) {
+    const below = page.transactions.findIndex((r) => isBefore(r, horizon));
+    const inWindow = below === -1 ? page.transactions : page.transactions.slice(0, below);
+    if (continuation === undefined) newestPage = inWindow;
+    else if (inWindow.length) {
+      marks.push({ continuation, count: inWindow.length, last: stringifyJson(inWindow[inWindow.length - 1]) });
     }
-    return out;
+    if (kept) kept = kept.length + inWindow.length > size ? undefined : kept.concat(inWindow);
+    if (below !== -1) break;
+    continuation = page.continuation;
   }
-  read: for await (const page of pacedPages(rule, query, ctx)) {
-    for (const record of page.transactions) {
-      if (isBefore(record, horizon)) break read;
-      out.push(record);
-    }
+  if (kept) {
+    yield kept.reverse();
+    return;
   }
-  return out.reverse();
+  for (const mark of marks.reverse()) {
+    const again = (await onePage(rule, { ...query, continuation: mark.continuation }, ctx)).slice(0, mark.count);
+    if (again.length < mark.count || stringifyJson(again[again.length - 1]) !== mark.last) throw new PagesMoved();
+    yield again.reverse();
+  }
+  yield newestPage.slice().reverse();
 }
 
 /** How long to hold off after a failed read: a 429's Retry-After (or a minute without one); undefined otherwise. */

@@ -18,7 +18,7 @@ export interface RuleState {
   rule: string;
   /** What the rule reads (source, retriever, contract, token): a rule that changes it needs a new id. */
   fingerprint: string;
-  /** Records at or before this are never mailed (the newest record at first start, or start_block - 1). */
+  /** Records at or before this are never mailed (where the rule started: follow.ts `findFloor`). */
   floor: Position;
   /** The newest record taken so far; reads start a reorg depth below it. */
   read: Position | undefined;
@@ -69,14 +69,16 @@ export interface WatchStore {
   knownKeys(rule: string, keys: readonly string[]): Promise<Set<string>>;
   /** One transaction: the new records as queued, the read position, and the digest start if it is new. */
   take(rule: string, records: readonly TakenRecord[], read: Position, digestSince?: number): Promise<void>;
-  /** Records taken at or after `block` (reorg check) that a reorg has not dropped. */
-  recordsFrom(rule: string, block: number): Promise<StoredRecord[]>;
+  /** Records taken in blocks `from` to `through` (to the end when undefined), for the reorg check. */
+  recordsFrom(rule: string, from: number, through?: number): Promise<StoredRecord[]>;
   /** Marks records a reorg removed (queued ones become dropped), or clears the mark of records that came back. */
   markReorged(rule: string, keys: readonly string[], removed: boolean): Promise<void>;
-  queued(rule: string): Promise<StoredRecord[]>;
+  /** The rule's oldest queued records, at most `limit`. */
+  queued(rule: string, limit: number): Promise<StoredRecord[]>;
   /** One transaction: the intents as pending emails, their records claimed, the rule's digest window closed. */
   journal(rule: string, intents: readonly { mail: Mail; keys: readonly string[] }[]): Promise<void>;
-  mails(states: readonly MailState[]): Promise<Mail[]>;
+  /** Emails in these states, oldest first (at most `limit`). */
+  mails(states: readonly MailState[], limit?: number): Promise<Mail[]>;
   /** Back to pending before a send is retried (a crash during it must be resolved, not resent). */
   markSending(customIds: readonly string[]): Promise<void>;
   /** One transaction: each email's state and result, its records' state, and each rule's last mailed record. */

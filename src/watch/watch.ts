@@ -16,6 +16,7 @@ import { ChainmailError } from "../core/errors.js";
 import type { Logger } from "../core/node.js";
 import { isPostgresUrl } from "../db/database.js";
 import type { EmailMessage } from "../schemas/email.js";
+import type { TransactionRecord } from "../schemas/transactions.js";
 import { parseWatchConfig, type Rule, type WatchConfig } from "./config.js";
 import { openWatchStore } from "./db-store.js";
 import {
@@ -26,12 +27,14 @@ import {
   horizonOf,
   isAfter,
   Pacer,
-  readFrom,
+  PagesMoved,
+  type ReadBatch,
+  readBatches,
 } from "./follow.js";
 import { ETH_TOKENS, type Position, positionOf, recordKeys, ruleWants } from "./records.js";
 import { digestMessage, eachMessage } from "./render.js";
 import { resolveMails, type SendContext, sendMails } from "./send.js";
-import type { Mail, MailResult, WatchStore } from "./store.js";
+import type { Mail, MailResult, RuleState, WatchStore } from "./store.js";
 
 export interface WatchOptions {
   /** The configuration: the parsed JSON of a watch file (checked here), or an already checked one. */
@@ -54,6 +57,9 @@ export interface WatchSummary {
 
 /** A digest carries at most this many records; more wait for the next one. */
 const DIGEST_MAX_RECORDS = 500;
+
+/** Emails journalled and sent per email-send run; a longer queue (a catch-up) goes out in several. */
+export const SEND_BATCH = 100;
 
 /**
  * `node:diagnostics_channel` channels around each send, for instrumentation in the watch's process (published only
@@ -149,18 +155,16 @@ class WatchRun {
     this.summary.polls++;
     // Intents left open (a crash, a failed bookkeeping write) are resolved before anything new is sent.
     await this.resolveOpen();
-    const journalled: Mail[] = [];
     for (const rule of this.watchConfig.rules) {
       if (this.ctx.follow.signal?.aborted) return;
       if ((this.holdOff.get(rule.id) ?? 0) > Date.now()) continue;
       try {
         await this.poll(rule);
-        journalled.push(...(await this.claim(rule)));
       } catch (err) {
         this.failed(rule, err);
       }
     }
-    await this.send(journalled);
+    await this.mailQueued();
   }
 
   private failed(rule: Rule, err: unknown): void {
@@ -196,43 +200,73 @@ class WatchRun {
     for (const r of results) this.count(r, "resolved");
   }
 
-  /** Reads the rule's new records and takes them into the journal; logs what a reorg removed. */
-  private async poll(rule: Rule): Promise<void> {
+  /** The rule's saved state; a rule seen for the first time is started (undefined while it cannot start yet). */
+  private async startedState(rule: Rule): Promise<RuleState | undefined> {
     const { follow, logger } = this.ctx;
     const fingerprint = fingerprintOf(rule, follow);
-    let state = await this.store.ruleState(rule.id);
-    if (!state) {
-      const floor = await findFloor(rule, follow);
-      if (!floor) {
-        if (!this.waiting.has(rule.id)) {
-          logger.warn(
-            { rule: rule.id },
-            "waiting to start the rule: the index has not seen the chain yet (run chainmail index)",
-          );
-        }
-        this.waiting.add(rule.id);
-        return;
-      }
-      this.waiting.delete(rule.id);
-      await this.store.startRule(rule.id, fingerprint, floor);
-      logger.info({ rule: rule.id, after_block: floor.block ?? null, after_date: floor.date }, "rule started");
-      state = (await this.store.ruleState(rule.id))!;
-    } else if (state.fingerprint !== fingerprint) {
+    const state = await this.store.ruleState(rule.id);
+    if (state && state.fingerprint !== fingerprint) {
       throw new ChainmailError(
         "INVALID_INPUT",
         `Rule ${rule.id} now reads other records than when its state was saved (${state.fingerprint} → ${fingerprint}).`,
         { hint: "Give a rule with a new query a new id.", details: { field: "rules.id", rule: rule.id } },
       );
     }
-    const horizon = horizonOf(state.floor, state.read, follow.reorgDepth);
-    const read = await readFrom(rule, horizon, follow);
-    const floor = state.floor;
-    const wanted = read.filter((r) => isAfter(r, floor) && ruleWants(rule, r, ETH_TOKENS));
+    if (state) return state;
+    const floor = await findFloor(rule, follow);
+    if (!floor) {
+      if (!this.waiting.has(rule.id)) {
+        logger.warn(
+          { rule: rule.id },
+          "waiting to start the rule: the index has not seen the chain yet (run chainmail index)",
+        );
+      }
+      this.waiting.add(rule.id);
+      return undefined;
+    }
+    this.waiting.delete(rule.id);
+    await this.store.startRule(rule.id, fingerprint, floor);
+    logger.info({ rule: rule.id, after_block: floor.block ?? null, after_date: floor.date }, "rule started");
+    return this.store.ruleState(rule.id);
+  }
+
+  /** Reads the rule's new records and takes them into the journal, batch by batch, oldest first. */
+  private async poll(rule: Rule): Promise<void> {
+    const state = await this.startedState(rule);
+    if (!state) return;
+    const horizon = horizonOf(state.floor, state.read, this.ctx.follow.reorgDepth);
+    let from = horizon.block;
+    let read = state.read;
+    try {
+      for await (const batch of readBatches(rule, horizon, this.ctx.follow)) {
+        read = await this.take(rule, state.floor, read, batch, from);
+        if (batch.through !== undefined) from = batch.through + 1;
+        // Stopping between batches loses nothing: the next poll reads on from the last one taken.
+        if (this.ctx.follow.signal?.aborted) return;
+      }
+    } catch (err) {
+      if (!(err instanceof PagesMoved)) throw err;
+      this.ctx.logger.info({ rule: rule.id }, err.message);
+    }
+  }
+
+  /**
+   * Takes a batch's new records into the journal with the read position, after checking the blocks it covers
+   * (from `from` on) for reorgs: every record taken there must have been read again. Returns the read position.
+   */
+  private async take(
+    rule: Rule,
+    floor: Position,
+    read: Position | undefined,
+    batch: ReadBatch,
+    from: number,
+  ): Promise<Position | undefined> {
+    const { logger } = this.ctx;
+    const wanted = batch.records.filter((r) => isAfter(r, floor) && ruleWants(rule, r, ETH_TOKENS));
     const keys = recordKeys(wanted);
 
-    // Reorgs: every record taken from the horizon on must have been read again.
     const present = new Set(keys);
-    const window = await this.store.recordsFrom(rule.id, horizon.block);
+    const window = await this.store.recordsFrom(rule.id, from, batch.through);
     const gone = window.filter((s) => !s.reorged && !present.has(s.key));
     const back = window.filter((s) => s.reorged && present.has(s.key));
     if (gone.length) {
@@ -263,9 +297,9 @@ class WatchRun {
     const known = await this.store.knownKeys(rule.id, keys);
     const fresh = wanted.map((record, i) => ({ record, key: keys[i]!, position: positionOf(record) }));
     const taken = fresh.filter((r) => !known.has(r.key));
-    const newest = read.length ? positionOf(read[read.length - 1]!) : undefined;
-    const position = later(state.read, newest);
-    if (!taken.length && position === state.read) return;
+    const newest = batch.records.length ? positionOf(batch.records[batch.records.length - 1]!) : undefined;
+    const position = later(read, newest);
+    if (!taken.length && position === read) return read;
     await this.store.take(
       rule.id,
       taken,
@@ -273,26 +307,62 @@ class WatchRun {
       taken.length && rule.mode === "digest" ? Date.now() : undefined,
     );
     if (taken.length) logger.info({ rule: rule.id, records: taken.length }, "new records");
+    return position;
   }
 
-  /** Turns the rule's queued records into journalled email intents: one per record, or a due digest. */
-  private async claim(rule: Rule): Promise<Mail[]> {
-    const queued = await this.store.queued(rule.id);
-    if (!queued.length) return [];
+  /**
+   * Journals and sends what the rules have queued, at most SEND_BATCH new emails per email-send run (with the
+   * retries that are due), until nothing more is due. While sends fail (surely not sent), new records wait queued.
+   */
+  private async mailQueued(): Promise<void> {
+    let retries = Date.now() >= this.sendHoldOff ? await this.store.mails(["retry"], SEND_BATCH) : [];
+    for (;;) {
+      if (this.ctx.follow.signal?.aborted || Date.now() < this.sendHoldOff) return;
+      const journalled: Mail[] = [];
+      let more = false;
+      for (const rule of this.watchConfig.rules) {
+        const room = SEND_BATCH - journalled.length;
+        if (room <= 0) {
+          more = true;
+          break;
+        }
+        const claimed = await this.claim(rule, room);
+        journalled.push(...claimed.mails);
+        more ||= claimed.more;
+      }
+      if (!journalled.length && !retries.length) return;
+      await this.send(journalled, retries);
+      retries = [];
+      if (!more) return;
+    }
+  }
+
+  /**
+   * Turns the rule's oldest queued records into journalled email intents: one per record (at most `room`), or a due
+   * digest. `more`: records are left that may be due now.
+   */
+  private async claim(rule: Rule, room: number): Promise<{ mails: Mail[]; more: boolean }> {
     let intents: { mail: Mail; keys: string[] }[];
+    let more: boolean;
     if (rule.mode === "each") {
-      intents = queued.map((q) => {
+      const queued = await this.store.queued(rule.id, room + 1);
+      more = queued.length > room;
+      intents = queued.slice(0, room).map((q) => {
         const customId = customIdOf(rule.id, [q.key]);
         return { mail: mailOf(rule, customId, eachMessage(rule, q.record, customId)), keys: [q.key] };
       });
     } else {
+      // Enough to see the record threshold, and one more to know whether a full digest leaves some over.
+      const queued = await this.store.queued(rule.id, Math.max(DIGEST_MAX_RECORDS, rule.digest?.records ?? 0) + 1);
+      if (!queued.length) return { mails: [], more: false };
       const state = await this.store.ruleState(rule.id);
       // No start on record (what a full digest left over, a record back after a reorg): it has waited long enough.
       const since = state?.digestSince ?? 0;
       const byCount = rule.digest?.records !== undefined && queued.length >= rule.digest.records;
       const byTime = rule.digest?.minutes !== undefined && Date.now() - since >= rule.digest.minutes * 60_000;
-      if (!byCount && !byTime) return [];
+      if (!byCount && !byTime) return { mails: [], more: false };
       const batch = queued.slice(0, DIGEST_MAX_RECORDS);
+      more = queued.length > batch.length;
       const keys = batch.map((q) => q.key);
       const customId = customIdOf(rule.id, keys);
       const message = digestMessage(
@@ -302,16 +372,14 @@ class WatchRun {
       );
       intents = [{ mail: mailOf(rule, customId, message), keys }];
     }
-    await this.store.journal(rule.id, intents);
-    return intents.map((i) => i.mail);
+    if (intents.length) await this.store.journal(rule.id, intents);
+    return { mails: intents.map((i) => i.mail), more };
   }
 
-  /** Sends the new intents and the ones due for a retry in one email-send run, then settles them. */
-  private async send(journalled: Mail[]): Promise<void> {
-    const retries = Date.now() >= this.sendHoldOff ? await this.store.mails(["retry"]) : [];
+  /** Sends new intents and the retries due in one email-send run, then settles them. */
+  private async send(journalled: readonly Mail[], retries: readonly Mail[]): Promise<void> {
     if (retries.length) await this.store.markSending(retries.map((m) => m.customId));
     const batch = [...journalled, ...retries];
-    if (!batch.length) return;
     if (WATCH_CHANNELS.journalled.hasSubscribers) {
       WATCH_CHANNELS.journalled.publish({ mails: batch.map((m) => ({ customId: m.customId, rule: m.rule })) });
     }
@@ -404,12 +472,18 @@ export async function previewWatch(options: Omit<WatchOptions, "once" | "logger"
       const horizon = state
         ? horizonOf(floor, state.read, follow.reorgDepth)
         : { block: Math.max(0, (floor.block ?? 0) - follow.reorgDepth), date: "" };
-      const read = await readFrom(rule, horizon, follow);
-      const wanted = read.filter((r) => (!state || isAfter(r, floor)) && ruleWants(rule, r, ETH_TOKENS));
-      const keys = recordKeys(wanted);
-      const known = state ? await store!.knownKeys(rule.id, keys) : new Set<string>();
-      const fresh = wanted.filter((_, i) => !known.has(keys[i]!));
-      const freshKeys = keys.filter((k) => !known.has(k));
+      const fresh: TransactionRecord[] = [];
+      const freshKeys: string[] = [];
+      for await (const batch of readBatches(rule, horizon, follow)) {
+        const wanted = batch.records.filter((r) => (!state || isAfter(r, floor)) && ruleWants(rule, r, ETH_TOKENS));
+        const keys = recordKeys(wanted);
+        const known = state ? await store!.knownKeys(rule.id, keys) : new Set<string>();
+        wanted.forEach((record, i) => {
+          if (known.has(keys[i]!)) return;
+          fresh.push(record);
+          freshKeys.push(keys[i]!);
+        });
+      }
       if (!fresh.length) continue;
       if (rule.mode === "each") {
         fresh.forEach((record, i) => {
