@@ -9,7 +9,7 @@ import { readFileSync } from "node:fs";
 import { readFile } from "node:fs/promises";
 import { join } from "node:path";
 import { simpleParser } from "mailparser";
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { afterAll, beforeAll, describe, expect, it, vi } from "vitest";
 import { indexChain } from "../src/sources/index/indexer.js";
 import { closeIndexSources } from "../src/sources/index/source.js";
 import { IndexStore } from "../src/sources/index/store.js";
@@ -256,6 +256,53 @@ describe("where a rule starts on the own index", () => {
     await sell(anvil, 55, 1000);
     expect((await w.step()).sent).toBe(1);
     expect((await listOutbox(w.outbox)).map((m) => m.subject)).toEqual([expect.stringContaining("#55 for 1 ETH")]);
+  });
+});
+
+describe("digest by minutes", () => {
+  it("sends one digest per window, holding the records that came in it, nothing twice", async () => {
+    const w = await setup("minutes", [
+      saleRule("minutes", { mode: "digest", digest: { minutes: 10 }, mail: { to: [{ Email: "desk@example.com" }] } }),
+    ]);
+    // The watch's clock is set per poll (only Date is faked: timers, the index and anvil run as they are).
+    const start = Date.now();
+    const pollAt = async (minutes: number) => {
+      vi.useFakeTimers({ toFake: ["Date"] });
+      vi.setSystemTime(start + minutes * 60_000);
+      try {
+        return (await w.poll()).sent;
+      } finally {
+        vi.useRealTimers();
+      }
+    };
+    await w.index();
+    expect(await pollAt(0)).toBe(0);
+
+    await sell(anvil, 60, 100);
+    await sell(anvil, 61, 200);
+    await w.index();
+    expect(await pollAt(1)).toBe(0); // the window opens with its first record
+    await sell(anvil, 62, 300);
+    await w.index();
+    expect(await pollAt(10)).toBe(0);
+    expect(await pollAt(10.9)).toBe(0);
+    expect(await pollAt(11)).toBe(1); // ten minutes after the first record
+    expect(await pollAt(30)).toBe(0);
+
+    await sell(anvil, 63, 400);
+    await w.index();
+    expect(await pollAt(31)).toBe(0);
+    expect(await pollAt(40.9)).toBe(0);
+    expect(await pollAt(41)).toBe(1);
+    expect(await pollAt(60)).toBe(0);
+
+    const digests = await listOutbox(w.outbox);
+    expect(digests.map((d) => d.subject)).toEqual(["minutes: 3 new records", "minutes: 1 new records"]);
+    const texts = await Promise.all(
+      digests.map(async (d) => (await simpleParser(await readEml(w.outbox, d.file))).text),
+    );
+    expect(tokensIn(texts[0]!)).toEqual([60, 61, 62]);
+    expect(tokensIn(texts[1]!)).toEqual([63]);
   });
 });
 
