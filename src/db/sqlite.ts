@@ -49,8 +49,12 @@ async function whenFree<T>(work: () => T): Promise<T> {
   }
 }
 
-export function openSqlite(path: string): Database {
-  return new SqliteDatabase(path);
+/**
+ * Opens (creating) the file. Setting WAL mode can find the file busy while another process commits, notably its
+ * migrations: retried like any statement rather than refused.
+ */
+export async function openSqlite(path: string): Promise<Database> {
+  return new SqliteDatabase(path, await whenFree(() => connect(path)));
 }
 
 function connect(path: string): Connection {
@@ -163,8 +167,11 @@ class SqliteDatabase implements Database {
   /** Keeps statements of other callers out of an open transaction on the one connection. */
   private readonly serial = new Serial();
 
-  constructor(readonly target: string) {
-    this.statements = new SqliteStatements(connect(target), target);
+  constructor(
+    readonly target: string,
+    connection: Connection,
+  ) {
+    this.statements = new SqliteStatements(connection, target);
   }
 
   query<T extends object = Row>(sql: string, params?: readonly unknown[]): Promise<T[]> {
