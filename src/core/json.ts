@@ -2,8 +2,9 @@
  * Exact JSON: integers beyond 2^53 (token ids, ERC-1155 quantities, Mailjet MessageIDs) keep every digit.
  *
  * In memory such an integer is a `bigint`; every other number stays a `number`. On the wire it is a bare JSON
- * integer again. Plain `JSON.parse` would round 10000000000000000000001 to 1e22, so `parseJson` takes a slow,
- * lossless path whenever the text holds an integer literal long enough to be unsafe.
+ * integer again. Plain `JSON.parse` would round 10000000000000000000001 to 1e22, so `parseJson` parses natively
+ * and pays for exactness only when the result holds a number beyond 2^53: then it reads just those literals
+ * from the text again and puts them in as bigints.
  */
 import { isInteger, parse as parseLossless } from "lossless-json";
 
@@ -21,50 +22,137 @@ export class JsonTooDeepError extends SyntaxError {
   override name = "JsonTooDeepError";
 }
 
-// A number token starts the text or follows `:`, `[` or `,`; 16 or more digits may exceed 2^53.
-const LONG_INTEGER = /(?:^|[:[,])\s*-?\d{16,}(?![\d.eE])/;
+/**
+ * Parses JSON, turning unsafe integers into bigints. Throws `SyntaxError` like `JSON.parse`, and
+ * `JsonTooDeepError` for arrays and objects nested deeper than MAX_JSON_DEPTH.
+ *
+ * V8's `JSON.parse` does not recurse, so it is safe on any nesting; the depth is checked on its result, in the
+ * same walk that looks for numbers a double cannot hold exactly. Any integer literal beyond 2^53 parses to such
+ * a number, so a result without one is exact as it is (the common case: one native parse and one walk).
+ */
+export function parseJson(text: string): unknown {
+  const value: unknown = JSON.parse(text);
+  if (typeof value === "object" && value !== null) {
+    if (!holdsUnsafeNumber(value, 1)) return value;
+  } else if (!isUnsafeNumber(value)) return value;
+  return withExactIntegers(text, value);
+}
 
+const isUnsafeNumber = (value: unknown): value is number =>
+  typeof value === "number" && (value > Number.MAX_SAFE_INTEGER || value < -Number.MAX_SAFE_INTEGER);
+
+/**
+ * Whether an array or object holds a number beyond ±(2^53 - 1) anywhere; throws JsonTooDeepError when it nests
+ * deeper than MAX_JSON_DEPTH (`level` is the level it sits at). Own values only (`Object.values`): a polluted
+ * Object.prototype adds nothing to walk.
+ */
+function holdsUnsafeNumber(container: object, level: number): boolean {
+  if (level > MAX_JSON_DEPTH) {
+    throw new JsonTooDeepError(`arrays and objects are nested deeper than ${MAX_JSON_DEPTH} levels`);
+  }
+  const values: unknown[] = Array.isArray(container) ? container : Object.values(container);
+  let found = false;
+  for (let i = 0; i < values.length; i++) {
+    const v = values[i];
+    if (typeof v === "object") {
+      if (v !== null && holdsUnsafeNumber(v, level + 1)) found = true;
+    } else if (typeof v === "number" && (v > Number.MAX_SAFE_INTEGER || v < -Number.MAX_SAFE_INTEGER)) found = true;
+  }
+  return found;
+}
+
+/** Two different integer literals that round to the same double: which one a number came from is unknown. */
+const AMBIGUOUS = Symbol("ambiguous");
+
+/**
+ * `value` (parsed from `text`) with each number beyond 2^53 that was written as an integer replaced by the
+ * bigint of its literal. The literals are read from the text outside strings and matched to the numbers by
+ * their rounded value, so only those numbers are touched. When that match is ambiguous (two literals rounding to
+ * the same double, or an integer and a float literal that do), the whole text goes through the lossless parser.
+ */
+function withExactIntegers(text: string, value: unknown): unknown {
+  const { integers, floats } = unsafeLiterals(text);
+  const exact = (n: number): bigint | number | typeof AMBIGUOUS => {
+    const literal = integers.get(n);
+    if (literal === undefined) return n; // written as a float (1e300, 12345678901234567.5): a number it stays
+    if (literal === AMBIGUOUS || floats.has(n)) return AMBIGUOUS;
+    return BigInt(literal);
+  };
+  if (typeof value !== "object" || value === null) {
+    const root = exact(value as number);
+    return root === AMBIGUOUS ? parseLossless(text, null, parseNumber) : root;
+  }
+  return restoreIntegers(value, exact) ? value : parseLossless(text, null, parseNumber);
+}
+
+/** Replaces, in place, every unsafe number by `exact` of it; false as soon as one is ambiguous. */
+function restoreIntegers(container: object, exact: (n: number) => bigint | number | typeof AMBIGUOUS): boolean {
+  const record = container as Record<string, unknown>;
+  // An own `__proto__` key (JSON.parse makes one) is assigned as the data property it is, never the accessor.
+  const keys: (string | number)[] = Array.isArray(container) ? [...container.keys()] : Object.keys(container);
+  for (const key of keys) {
+    const v = record[key];
+    if (typeof v === "object") {
+      if (v !== null && !restoreIntegers(v, exact)) return false;
+    } else if (isUnsafeNumber(v)) {
+      const replaced = exact(v);
+      if (replaced === AMBIGUOUS) return false;
+      record[key] = replaced;
+    }
+  }
+  return true;
+}
+
+/**
+ * The number literals of valid JSON text (outside strings) whose value is beyond ±(2^53 - 1): integer literals by
+ * their rounded value, and the rounded values that float literals (`1e20`) have.
+ */
+function unsafeLiterals(text: string): {
+  integers: Map<number, string | typeof AMBIGUOUS>;
+  floats: Set<number>;
+} {
+  const integers = new Map<number, string | typeof AMBIGUOUS>();
+  const floats = new Set<number>();
+  for (let i = 0; i < text.length; i++) {
+    const c = text.charCodeAt(i);
+    if (c === 0x22 /* " */) {
+      let end = i;
+      do end = text.indexOf('"', end + 1);
+      while (isEscaped(text, end));
+      i = end;
+    } else if (c === 0x2d /* - */ || (c >= 0x30 && c <= 0x39)) {
+      let end = i + 1;
+      let integral = true;
+      for (; end < text.length; end++) {
+        const d = text.charCodeAt(end);
+        if (d >= 0x30 && d <= 0x39) continue;
+        // . e E + -: only inside a number here (the text is valid JSON)
+        if (d === 0x2e || d === 0x65 || d === 0x45 || d === 0x2b || d === 0x2d) integral = false;
+        else break;
+      }
+      const literal = text.slice(i, end);
+      i = end - 1;
+      // Fewer than 16 digits is always below 2^53.
+      if (integral && literal.length < 16) continue;
+      const n = Number(literal);
+      if (!isUnsafeNumber(n)) continue;
+      if (!integral) floats.add(n);
+      else {
+        const seen = integers.get(n);
+        integers.set(n, seen === undefined || seen === literal ? literal : AMBIGUOUS);
+      }
+    }
+  }
+  return { integers, floats };
+}
+
+/** The lossless parser's number reviver: what the ambiguous case falls back on. */
 function parseNumber(text: string): number | bigint {
   if (isInteger(text)) {
     const value = Number(text);
     return Number.isSafeInteger(value) ? value : BigInt(text);
   }
   return Number(text);
-}
-
-/**
- * Parses JSON, turning unsafe integers into bigints. Throws `SyntaxError` like `JSON.parse`, and
- * `JsonTooDeepError` for arrays and objects nested deeper than MAX_JSON_DEPTH.
- */
-export function parseJson(text: string): unknown {
-  // Nesting deeper than the limit needs more brackets than that: short texts need no scan.
-  if (text.length > MAX_JSON_DEPTH) checkDepth(text);
-  if (!LONG_INTEGER.test(text)) return JSON.parse(text);
-  return parseLossless(text, null, parseNumber);
-}
-
-/**
- * One pass over the text counting open arrays and objects; string contents are skipped with `indexOf`, so the
- * scan costs a fraction of the parse. Malformed text is left to the parser to report.
- */
-function checkDepth(text: string): void {
-  let depth = 0;
-  for (let i = 0; i < text.length; i++) {
-    const c = text.charCodeAt(i);
-    if (c === 0x22 /* " */) {
-      let end = i;
-      do end = text.indexOf('"', end + 1);
-      while (end !== -1 && isEscaped(text, end));
-      if (end === -1) return;
-      i = end;
-    } else if (c === 0x5b /* [ */ || c === 0x7b /* { */) {
-      if (++depth > MAX_JSON_DEPTH) {
-        throw new JsonTooDeepError(
-          `arrays and objects are nested deeper than ${MAX_JSON_DEPTH} levels (at position ${i})`,
-        );
-      }
-    } else if (c === 0x5d /* ] */ || c === 0x7d /* } */) depth--;
-  }
 }
 
 /** Whether the character at `at` follows an odd number of backslashes. */
