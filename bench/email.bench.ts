@@ -1,63 +1,87 @@
 /**
- * email-send: 10,000 one-recipient messages (200 calls of 50) through the node against the local Mailjet server,
- * which answers every call after a fixed delay. Ideal wall time = calls × one round trip / concurrency, where one
- * round trip is the median of single 50-message calls (server delay + loopback + both sides' JSON work). Peak memory is sampled every 5 ms (the server shares the
- * process, so its memory is included).
+ * email-send side by side with the same job written by hand with Mailjet's SDK: one-recipient messages through
+ * `runNode(emailSend, …)` (bench/email-send.mjs, MAILJET_CONCURRENCY 4) and through node-mailjet in 50-message
+ * calls with 4 workers (bench/peers/node-mailjet-send.mjs), each client a process of its own (peak RSS from GNU
+ * time), against the local Mailjet server in a third process that answers every call 20 ms after it arrived.
+ * Two sizes 10× apart (1,000 and 10,000 messages) show whether memory stays flat. Rounds are interleaved, figures
+ * are medians.
+ *
+ * Time is the send itself, as each client measures it around its one call (building the input and starting Node
+ * are left out; the process's wall time is printed too). Ideal = calls × the server's delay / concurrency: what
+ * a client that costs nothing would take (200 calls × 20 ms / 4 = 1.00 s for 10,000 messages).
  */
-import { loadConfig } from "../src/core/config.js";
-import { runNode } from "../src/core/node.js";
-import { emailSend } from "../src/nodes/index.js";
-import { API_KEY, SECRET_KEY, startMailjet } from "../test/upstreams/mailjet.js";
-import { measure } from "./measure.js";
+import { join } from "node:path";
+import { API_KEY, SECRET_KEY } from "../test/upstreams/mailjet.js";
+import { interleaved, loadAverage, median, type ProcessRun, ratio, runProcess, startUpstream } from "./measure.js";
 
-const MESSAGES = 10_000;
+const ROUNDS = Number(process.env.BENCH_ROUNDS ?? 7);
 const LATENCY_MS = 20;
-const params = { "user id": API_KEY, password: SECRET_KEY };
+const CONCURRENCY = 4;
+const PER_CALL = 50;
+const SIZES = [10_000, 1_000] as const;
+const OURS = join(import.meta.dirname, "email-send.mjs");
+const PEER = join(import.meta.dirname, "peers", "node-mailjet-send.mjs");
 
-const messages = (n: number, tag: string) =>
-  Array.from({ length: n }, (_, i) => ({
-    From: { Email: "news@chainmail.test", Name: "Chainmail" },
-    To: [{ Email: `${tag}-${i}@example.org`, Name: `Reader ${i}` }],
-    Subject: "Your weekly digest",
-    TextPart: `Hello reader ${i}, here is your digest.`,
-    CustomID: `${tag}-${i}`,
-  }));
+interface Run extends ProcessRun {
+  sendMs: number;
+}
 
-export default async function emailBench(): Promise<void> {
-  const server = await startMailjet({ latencyMs: LATENCY_MS });
+/** Runs one client process and checks that every message came back a success. */
+async function client(argv: string[], env: Record<string, string>, messages: number): Promise<Run> {
+  const run = await runProcess(argv, { env });
+  const summary = JSON.parse(run.lastLine) as { sendMs: number; sent: number };
+  if (summary.sent !== messages) throw new Error(`${argv[1]}: ${summary.sent} of ${messages} sent`);
+  return { ...run, sendMs: summary.sendMs };
+}
+
+export default async function bench(): Promise<void> {
+  const upstream = await startUpstream("mailjet", { latencyMs: LATENCY_MS });
+  const node = process.execPath;
+  const env = { MAILJET_BASE_URL: upstream.url, MAILJET_CONCURRENCY: String(CONCURRENCY) };
+  const ours = (n: number) => () => client([node, OURS, String(n), API_KEY, SECRET_KEY], env, n);
+  const sdk = (n: number) => () => client([node, PEER, upstream.url, String(n), API_KEY, SECRET_KEY], {}, n);
   try {
-    for (const concurrency of [1, 4, 8]) {
-      const config = loadConfig({ MAILJET_BASE_URL: server.url, MAILJET_CONCURRENCY: String(concurrency) });
-      // One round trip: the median of 15 single 50-message calls, after a warm-up that opens the connections.
-      await runNode(emailSend, { params, request: { Messages: messages(50, `warm${concurrency}`) } }, { config });
-      const trips: number[] = [];
-      for (let i = 0; i < 15; i++) {
-        const one = messages(50, `rtt${concurrency}-${i}`);
-        const t = performance.now();
-        await runNode(emailSend, { params, request: { Messages: one } }, { config });
-        trips.push(performance.now() - t);
-      }
-      const rtt = trips.sort((a, b) => a - b)[7]!;
-
-      const batch = messages(MESSAGES, `c${concurrency}`);
-      const before = server.requests.length;
-      const {
-        value: out,
-        wall,
-        rss,
-        heap,
-      } = await measure(() => runNode(emailSend, { params, request: { Messages: batch } }, { config }));
-      const calls = server.requests.length - before;
-      const ok = out["messages sent"]?.Messages.filter((m) => m.Status === "success").length ?? 0;
-      if (out.error || ok !== MESSAGES) throw new Error(`bench run failed: ${out.error?.error ?? `${ok} sent`}`);
-      const ideal = (calls * rtt) / concurrency;
+    const runs = await interleaved(ROUNDS, {
+      chainmail10000: ours(10_000),
+      sdk10000: sdk(10_000),
+      chainmail1000: ours(1_000),
+      sdk1000: sdk(1_000),
+    });
+    const ms = (r: Run[]) => median(r.map((x) => x.sendMs));
+    const wall = (r: Run[]) => median(r.map((x) => x.ms));
+    const rss = (r: Run[]) => median(r.map((x) => x.rssMiB));
+    console.log(
+      `one-recipient messages, ${PER_CALL} per call, ${CONCURRENCY} in flight, server delay ${LATENCY_MS} ms; ` +
+        `median of ${ROUNDS} interleaved rounds (load ${await loadAverage()}):`,
+    );
+    console.log(
+      "  messages  what            chainmail    node-mailjet  ideal     chainmail/ideal  node-mailjet/ideal  chainmail/node-mailjet",
+    );
+    for (const n of SIZES) {
+      const a = runs[`chainmail${n}`];
+      const b = runs[`sdk${n}`];
+      const ideal = ((n / PER_CALL) * LATENCY_MS) / CONCURRENCY;
+      const cell = (v: string, w: number) => v.padEnd(w);
       console.log(
-        `concurrency ${concurrency}: ${MESSAGES} messages in ${calls} calls, wall ${wall.toFixed(0)} ms, ` +
-          `ideal ${ideal.toFixed(0)} ms (${calls} × ${rtt.toFixed(1)} ms / ${concurrency}), ratio ${(wall / ideal).toFixed(2)}, ` +
-          `${((MESSAGES / wall) * 1000).toFixed(0)} msg/s, peak RSS ${rss}, peak heap ${heap}`,
+        `  ${String(n).padStart(8)}  ${cell("send time", 14)}  ${cell(`${ms(a).toFixed(0)} ms`, 11)}  ${cell(`${ms(b).toFixed(0)} ms`, 12)}  ` +
+          `${cell(`${ideal.toFixed(0)} ms`, 8)}  ${cell(ratio(ms(a), ideal), 15)}  ${cell(ratio(ms(b), ideal), 18)}  ${ratio(ms(a), ms(b))}`,
+      );
+      console.log(
+        `  ${String(n).padStart(8)}  ${cell("process wall", 14)}  ${cell(`${wall(a).toFixed(0)} ms`, 11)}  ${cell(`${wall(b).toFixed(0)} ms`, 12)}  ` +
+          `${cell("", 8)}  ${cell("", 15)}  ${cell("", 18)}  ${ratio(wall(a), wall(b))}`,
+      );
+      console.log(
+        `  ${String(n).padStart(8)}  ${cell("peak RSS", 14)}  ${cell(`${rss(a).toFixed(0)} MiB`, 11)}  ${cell(`${rss(b).toFixed(0)} MiB`, 12)}  ` +
+          `${cell("", 8)}  ${cell("", 15)}  ${cell("", 18)}  ${ratio(rss(a), rss(b))}`,
       );
     }
+    const flat = (r: "chainmail" | "sdk") => `${(rss(runs[`${r}10000`]) - rss(runs[`${r}1000`])).toFixed(0)} MiB`;
+    console.log(
+      `  peak RSS from 1,000 to 10,000 messages: chainmail +${flat("chainmail")}, node-mailjet +${flat("sdk")} ` +
+        "(the input itself: 10,000 messages hold about 4 MiB of heap)",
+    );
+    console.log("  goal at 10,000: send time ≤ 1.05× ideal, peak RSS ≤ node-mailjet's; RSS about flat from 1,000");
   } finally {
-    await server.close();
+    await upstream.close();
   }
 }

@@ -71,6 +71,8 @@ export interface ProcessRun {
   /** Times `count` (if given) occurs in its standard output. */
   counted: number;
   stdoutBytes: number;
+  /** The last line it printed (a summary the process reports about itself). */
+  lastLine: string;
 }
 
 /**
@@ -90,10 +92,12 @@ export function runProcess(
     let counted = 0;
     let bytes = 0;
     let tail = "";
+    let end = "";
     let stderr = "";
     child.stdout.setEncoding("utf8");
     child.stdout.on("data", (chunk: string) => {
       bytes += Buffer.byteLength(chunk);
+      end = (end + chunk).slice(-4096);
       if (!options.count) return;
       // Keep the end of the previous chunk so that a needle split across two chunks is still found once.
       const text = tail + chunk;
@@ -109,7 +113,8 @@ export function runProcess(
       const ms = performance.now() - started;
       const rss = /maxrss_kb=(\d+)/.exec(stderr);
       if (code !== 0 || !rss) return reject(new Error(`${argv.join(" ")} exited ${code}: ${stderr.slice(0, 2000)}`));
-      resolve({ ms, rssMiB: Number(rss[1]) / 1024, counted, stdoutBytes: bytes });
+      const lastLine = end.trimEnd().split("\n").at(-1) ?? "";
+      resolve({ ms, rssMiB: Number(rss[1]) / 1024, counted, stdoutBytes: bytes, lastLine });
     });
   });
 }
