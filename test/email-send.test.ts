@@ -143,6 +143,23 @@ describe("email-send: sending", () => {
     expect(mj.takeMaxInFlight()).toBe(2);
   });
 
+  it("keeps every slot busy: a slow call does not hold back the calls after it, and results stay in input order", async () => {
+    const messages = batch(300).map((m, i): Msg => ({ ...m, CustomID: `slot-${seq}-${i}` }));
+    const first = (messages[0]!.To as { Email: string }[])[0]!.Email;
+    // The first call (messages 0-49) is answered 400 ms late; the other five at once.
+    mj.fault({ match: (body) => stringifyJson(body).includes(first), delayMs: 400 });
+    mj.takeMaxInFlight();
+    const out = await send({ Messages: messages }, { MAILJET_CONCURRENCY: "2" });
+    expect(out.error).toBeUndefined();
+    expect(mj.takeMaxInFlight()).toBe(2);
+    const at = (i: number) => mj.deliveries.find((d) => d.customId === `slot-${seq}-${i}`)!.at;
+    // The second slot took calls 2..6 one after the other while the first was still waiting: waiting for the
+    // slowest of each pair would have delivered messages 100-299 only after message 0.
+    for (const i of [50, 100, 150, 200, 250, 299]) expect(at(i)).toBeLessThan(at(0));
+    const results = out["messages sent"]!.Messages;
+    expect(results.map((r) => (r as { CustomID?: string }).CustomID)).toEqual(messages.map((m) => m.CustomID));
+  });
+
   it("counts Globals Cc/Bcc for every message and a repeated address once when splitting", () => {
     const one = (to: string, extra: Msg = {}) => message(to, extra);
     const messages = Array.from({ length: 30 }, (_, i) =>

@@ -15,18 +15,28 @@ export interface Chunk {
   last: number;
 }
 
-/** The addresses of one list of `owner` (own keys only), lower case; "" for an entry validation refuses. */
-function addresses(owner: unknown, list: string): string[] {
-  const entries = isObject(owner) && Object.hasOwn(owner, list) ? owner[list] : undefined;
-  if (!Array.isArray(entries)) return [];
-  return entries.map((entry) => (isObject(entry) && typeof entry.Email === "string" ? entry.Email.toLowerCase() : ""));
+const LISTS = ["To", "Cc", "Bcc"] as const;
+const GLOBAL_LISTS = ["Cc", "Bcc"] as const;
+
+/** Adds the addresses of `owner`'s lists (own keys only), lower case; "" for an entry validation refuses. */
+function addAddresses(owner: unknown, lists: readonly string[], into: string[]): void {
+  if (!isObject(owner)) return;
+  for (const list of lists) {
+    const entries = Object.hasOwn(owner, list) ? owner[list] : undefined;
+    if (!Array.isArray(entries)) continue;
+    for (const entry of entries) {
+      into.push(isObject(entry) && typeof entry.Email === "string" ? entry.Email.toLowerCase() : "");
+    }
+  }
 }
 
 /** Distinct recipients the upstream counts for one message (with the request's Globals applied). */
 export function recipientCount(message: unknown, globals?: unknown): number {
-  const lists = ["To", "Cc", "Bcc"].flatMap((list) => addresses(message, list));
-  const global = ["Cc", "Bcc"].flatMap((list) => addresses(globals, list));
-  return new Set([...lists, ...global]).size;
+  const all: string[] = [];
+  addAddresses(message, LISTS, all);
+  addAddresses(globals, GLOBAL_LISTS, all);
+  // Most messages have one recipient: no set needed to count it.
+  return all.length < 2 ? all.length : new Set(all).size;
 }
 
 /**
