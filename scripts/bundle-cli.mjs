@@ -2,7 +2,7 @@
  * Builds the `chainmail` command as a few bundled files in dist/cli (part of `npm run build`).
  *
  * Why: Node's ES module loader pays for every file it resolves and reads, and the light commands (`nodes`, a
- * one-page `run`) need TypeBox (~250 files), undici (~100) and our own ~40: unbundled, loading them took several
+ * one-page `run`) need TypeBox (~250 files) and our own ~40: unbundled, loading them took several
  * times longer than the work itself. Bundled, each command loads one entry file and the chunks it imports on demand.
  *
  * Only the packages the light commands load are bundled; every other dependency (Fastify, viem, better-sqlite3,
@@ -14,7 +14,7 @@ import { join } from "node:path";
 import { build } from "esbuild";
 
 const root = join(import.meta.dirname, "..");
-const BUNDLED = new Set(["commander", "@sinclair/typebox", "undici", "lossless-json"]);
+const BUNDLED = new Set(["commander", "@sinclair/typebox", "lossless-json"]);
 const { dependencies } = JSON.parse(readFileSync(join(root, "package.json"), "utf8"));
 const outdir = join(root, "dist", "cli");
 
@@ -31,7 +31,7 @@ await build({
   // files relative to themselves (package.json, migrations/).
   chunkNames: "[name]-[hash]",
   external: Object.keys(dependencies).filter((name) => !BUNDLED.has(name)),
-  // undici is CommonJS: its `require("node:…")` calls need a `require` in an ES module.
+  // CommonJS packages in the bundle call `require("node:…")`, which needs a `require` in an ES module.
   banner: {
     js: `import { createRequire as createRequireForBundle } from "node:module"; const require = createRequireForBundle(import.meta.url);`,
   },

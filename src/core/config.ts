@@ -2,8 +2,10 @@
  * Configuration from the environment (DESIGN.md, Configuration). `loadConfig` takes any env-like record, so a
  * library user or a test builds a config without touching `process.env`.
  */
-import { Agent, type Dispatcher, EnvHttpProxyAgent } from "undici";
+import { createRequire } from "node:module";
+import type { Dispatcher } from "undici";
 import { ChainmailError } from "./errors.js";
+import { NodeHttpPool } from "./node-http-pool.js";
 
 export interface RetryPolicy {
   /** Retries after the first attempt (0 = never retry). */
@@ -97,6 +99,8 @@ function upstream(env: Env, prefix: string, baseUrl: string): UpstreamConfig {
 }
 
 const dispatchers = new Map<string, Dispatcher>();
+// undici loads only behind a proxy (see node-http-pool.ts for why it is not the plain pool).
+const load = createRequire(import.meta.url);
 
 /** One pooled agent per proxy setting, shared by every config that uses it. */
 function dispatcherFor(env: Env): Dispatcher {
@@ -107,17 +111,19 @@ function dispatcherFor(env: Env): Dispatcher {
   let dispatcher = dispatchers.get(key);
   if (!dispatcher) {
     // Always pass all three: undici would otherwise read process.env, and a config built from another record
-    // (a test, a library user) must not pick up this process's proxy. Without a proxy, a plain pool: the proxy
-    // agent would parse every request's origin only to send it straight on.
-    dispatcher =
-      httpProxy || httpsProxy
-        ? new EnvHttpProxyAgent({
-            httpProxy: httpProxy ?? "",
-            httpsProxy: httpsProxy ?? "",
-            noProxy: noProxy ?? "",
-            connections: 64,
-          })
-        : new Agent({ connections: 64 });
+    // (a test, a library user) must not pick up this process's proxy. Without a proxy, a plain pool.
+    if (httpProxy || httpsProxy) {
+      const { EnvHttpProxyAgent } = load("undici") as typeof import("undici");
+      dispatcher = new EnvHttpProxyAgent({
+        httpProxy: httpProxy ?? "",
+        httpsProxy: httpsProxy ?? "",
+        noProxy: noProxy ?? "",
+        connections: 64,
+      });
+    } else {
+      // core/http.ts calls `dispatch` alone, which the pool implements as undici's Agent does.
+      dispatcher = new NodeHttpPool({ connections: 64 }) as unknown as Dispatcher;
+    }
     dispatchers.set(key, dispatcher);
   }
   return dispatcher;

@@ -1,0 +1,55 @@
+import { createServer, type Server } from "node:http";
+import type { AddressInfo } from "node:net";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { loadConfig } from "../src/core/config.js";
+import { httpRequest, retryReads } from "../src/core/http.js";
+
+let server: Server;
+let url: string;
+let connections = 0;
+
+beforeAll(async () => {
+  server = createServer((req, res) => {
+    req.resume();
+    req.on("end", () => {
+      res.writeHead(200, { "content-type": "application/json" });
+      res.end(JSON.stringify({ path: req.url, method: req.method }));
+    });
+  });
+  server.on("connection", () => connections++);
+  await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve));
+  url = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
+});
+afterAll(() => new Promise<void>((resolve) => server.close(() => resolve())));
+
+const call = (path: string, body?: string) =>
+  httpRequest({
+    upstream: "Local",
+    method: body === undefined ? "GET" : "POST",
+    url: `${url}${path}`,
+    headers: { accept: "application/json" },
+    ...(body === undefined ? {} : { body }),
+    timeoutMs: 5_000,
+    retry: { maxRetries: 0, baseDelayMs: 1, maxDelayMs: 1, budgetMs: 1 },
+    shouldRetry: retryReads,
+    dispatcher: loadConfig({}).dispatcher,
+  });
+
+describe("the connection pool without a proxy (node:http)", () => {
+  it("answers through one kept-alive connection for calls one after another", async () => {
+    const before = connections;
+    for (let i = 0; i < 20; i++) {
+      const result = await call(`/page?n=${i}`, i % 2 ? `{"n":${i}}` : undefined);
+      expect(result.response?.status).toBe(200);
+      expect(JSON.parse(result.response!.body)).toEqual({ path: `/page?n=${i}`, method: i % 2 ? "POST" : "GET" });
+    }
+    expect(connections - before).toBe(1);
+  });
+
+  it("opens at most as many connections as calls in flight", async () => {
+    const before = connections;
+    const results = await Promise.all(Array.from({ length: 4 }, (_, i) => call(`/a${i}`)));
+    expect(results.map((r) => r.response?.status)).toEqual([200, 200, 200, 200]);
+    expect(connections - before).toBeLessThanOrEqual(4);
+  });
+});
