@@ -66,3 +66,31 @@ describe("toExactInteger", () => {
     expect(toExactInteger("1e3")).toBeUndefined();
   });
 });
+
+describe("parseJson: integers that round to one double", () => {
+  it("keeps consecutive MessageIDs beyond 2^53 exact (a Mailjet answer), each its own digits", () => {
+    const ids = Array.from({ length: 50 }, (_, i) => 576460772022727316n + BigInt(i));
+    const text = `{"Messages":[${ids.map((id) => `{"Status":"success","To":[{"MessageID":${id},"MessageHref":"https://api.mailjet.com/v3/REST/message/${id}"}]}`).join(",")}]}`;
+    const value = parseJson(text) as { Messages: { To: { MessageID: bigint; MessageHref: string }[] }[] };
+    expect(value.Messages.map((m) => m.To[0]!.MessageID)).toEqual(ids);
+    expect(value.Messages[49]!.To[0]!.MessageHref).toBe(`https://api.mailjet.com/v3/REST/message/${ids[49]}`);
+  });
+
+  it("tells them apart next to strings that hold U+0000 or look like the quoted form", () => {
+    const text = '["\\u0000123",18014398509481985,18014398509481986,"\\\\u000018014398509481985",-18014398509481985]';
+    expect(parseJson(text)).toEqual([
+      "\u0000123",
+      18014398509481985n,
+      18014398509481986n,
+      "\\u000018014398509481985",
+      -18014398509481985n,
+    ]);
+    const plain = '{"a":18014398509481985,"b":[18014398509481986],"c":"18014398509481987","d":1e300}';
+    expect(parseJson(plain)).toEqual({
+      a: 18014398509481985n,
+      b: [18014398509481986n],
+      c: "18014398509481987",
+      d: 1e300,
+    });
+  });
+});

@@ -68,7 +68,8 @@ const AMBIGUOUS = Symbol("ambiguous");
  * `value` (parsed from `text`) with each number beyond 2^53 that was written as an integer replaced by the
  * bigint of its literal. The literals are read from the text outside strings and matched to the numbers by
  * their rounded value, so only those numbers are touched. When that match is ambiguous (two literals rounding to
- * the same double, or an integer and a float literal that do), the whole text goes through the lossless parser.
+ * the same double, or an integer and a float literal that do), the text is parsed again with those literals
+ * quoted (`withQuotedIntegers`).
  */
 function withExactIntegers(text: string, value: unknown): unknown {
   const { integers, floats } = unsafeLiterals(text);
@@ -80,9 +81,43 @@ function withExactIntegers(text: string, value: unknown): unknown {
   };
   if (typeof value !== "object" || value === null) {
     const root = exact(value as number);
-    return root === AMBIGUOUS ? parseLossless(text, null, parseNumber) : root;
+    return root === AMBIGUOUS ? withQuotedIntegers(text) : root;
   }
-  return restoreIntegers(value, exact) ? value : parseLossless(text, null, parseNumber);
+  return restoreIntegers(value, exact) ? value : withQuotedIntegers(text);
+}
+
+/**
+ * The ambiguous case (consecutive Mailjet MessageIDs round to a handful of doubles: every answer of a batch is
+ * one): the text again with each integer literal beyond 2^53 written as the string `"\u0000<digits>"`, parsed
+ * natively, and those strings turned into bigints. A parsed string can start with U+0000 only when the text
+ * writes `\u0000` (JSON has no other way to hold it), so a text that does goes through the lossless parser
+ * instead. Several times faster than the lossless parser, and its strings take a sixth of the memory.
+ */
+function withQuotedIntegers(text: string): unknown {
+  if (text.includes("\\u0000")) return parseLossless(text, null, parseNumber);
+  let quoted = "";
+  let from = 0;
+  scanNumbers(text, (start, end, integral) => {
+    if (!integral || end - start < 16 || !isUnsafeNumber(Number(text.slice(start, end)))) return;
+    quoted += `${text.slice(from, start)}"\\u0000${text.slice(start, end)}"`;
+    from = end;
+  });
+  const value: unknown = JSON.parse(quoted + text.slice(from));
+  if (typeof value === "string") return BigInt(value.slice(1));
+  if (typeof value === "object" && value !== null) unquoteIntegers(value);
+  return value;
+}
+
+/** Turns, in place, every string `withQuotedIntegers` wrote back into the bigint it stands for. */
+function unquoteIntegers(container: object): void {
+  const record = container as Record<string, unknown>;
+  const keys: (string | number)[] = Array.isArray(container) ? [...container.keys()] : Object.keys(container);
+  for (const key of keys) {
+    const v = record[key];
+    if (typeof v === "object") {
+      if (v !== null) unquoteIntegers(v);
+    } else if (typeof v === "string" && v.charCodeAt(0) === 0) record[key] = BigInt(v.slice(1));
+  }
 }
 
 /** Replaces, in place, every unsafe number by `exact` of it; false as soon as one is ambiguous. */
@@ -113,6 +148,23 @@ function unsafeLiterals(text: string): {
 } {
   const integers = new Map<number, string | typeof AMBIGUOUS>();
   const floats = new Set<number>();
+  scanNumbers(text, (start, end, integral) => {
+    // Fewer than 16 digits is always below 2^53.
+    if (integral && end - start < 16) return;
+    const literal = text.slice(start, end);
+    const n = Number(literal);
+    if (!isUnsafeNumber(n)) return;
+    if (!integral) floats.add(n);
+    else {
+      const seen = integers.get(n);
+      integers.set(n, seen === undefined || seen === literal ? literal : AMBIGUOUS);
+    }
+  });
+  return { integers, floats };
+}
+
+/** Calls `found` with each number literal of valid JSON text (outside strings): where it is, and if integral. */
+function scanNumbers(text: string, found: (start: number, end: number, integral: boolean) => void): void {
   for (let i = 0; i < text.length; i++) {
     const c = text.charCodeAt(i);
     if (c === 0x22 /* " */) {
@@ -130,23 +182,13 @@ function unsafeLiterals(text: string): {
         if (d === 0x2e || d === 0x65 || d === 0x45 || d === 0x2b || d === 0x2d) integral = false;
         else break;
       }
-      const literal = text.slice(i, end);
+      found(i, end, integral);
       i = end - 1;
-      // Fewer than 16 digits is always below 2^53.
-      if (integral && literal.length < 16) continue;
-      const n = Number(literal);
-      if (!isUnsafeNumber(n)) continue;
-      if (!integral) floats.add(n);
-      else {
-        const seen = integers.get(n);
-        integers.set(n, seen === undefined || seen === literal ? literal : AMBIGUOUS);
-      }
     }
   }
-  return { integers, floats };
 }
 
-/** The lossless parser's number reviver: what the ambiguous case falls back on. */
+/** The lossless parser's number reviver: what a text holding `\\u0000` falls back on. */
 function parseNumber(text: string): number | bigint {
   if (isInteger(text)) {
     const value = Number(text);
