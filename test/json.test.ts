@@ -35,6 +35,23 @@ describe("parseJson", () => {
     expect(parseJson('{"s":"a:12345678901234567890"}')).toEqual({ s: "a:12345678901234567890" });
   });
 
+  it("an Object.prototype given enumerable properties changes nothing: only own values are walked", () => {
+    const polluted = Object.prototype as Record<string, unknown>;
+    polluted.injected = { deeper: 2 ** 64 };
+    polluted.big = 2 ** 60;
+    try {
+      const text = `{"a":{"b":[1,{"c":2}]},"q":98765432109876543210}`;
+      expect(parseJson(text)).toEqual({ a: { b: [1, { c: 2 }] }, q: 98765432109876543210n });
+      expect(parseJson('{"a":{"b":1}}')).toEqual({ a: { b: 1 } });
+      expect(() => parseJson(`${"[".repeat(60)}{"x":${"[".repeat(41)}${"]".repeat(41)}}${"]".repeat(60)}`)).toThrow(
+        "nested deeper",
+      );
+    } finally {
+      delete polluted.injected;
+      delete polluted.big;
+    }
+  });
+
   it("throws SyntaxError on invalid JSON on both paths", () => {
     expect(() => parseJson('{"a":')).toThrow(SyntaxError);
     expect(() => parseJson('{"a":12345678901234567890')).toThrow();

@@ -33,7 +33,7 @@ export class JsonTooDeepError extends SyntaxError {
 export function parseJson(text: string): unknown {
   const value: unknown = JSON.parse(text);
   if (typeof value === "object" && value !== null) {
-    if (!holdsUnsafeNumber(value, 1)) return value;
+    if (!holdsUnsafeNumber(value, 1, Object.keys(Object.prototype).length > 0)) return value;
   } else if (!isUnsafeNumber(value)) return value;
   return withExactIntegers(text, value);
 }
@@ -43,19 +43,29 @@ const isUnsafeNumber = (value: unknown): value is number =>
 
 /**
  * Whether an array or object holds a number beyond ±(2^53 - 1) anywhere; throws JsonTooDeepError when it nests
- * deeper than MAX_JSON_DEPTH (`level` is the level it sits at). Own values only (`Object.values`): a polluted
- * Object.prototype adds nothing to walk.
+ * deeper than MAX_JSON_DEPTH (`level` is the level it sits at). Objects are walked with `for…in`, which allocates
+ * nothing and is several times cheaper than `Object.values` on JSON.parse's objects; only when Object.prototype
+ * was given enumerable properties (`inherited`) does it have to skip what is not the object's own.
  */
-function holdsUnsafeNumber(container: object, level: number): boolean {
+function holdsUnsafeNumber(container: object, level: number, inherited: boolean): boolean {
   if (level > MAX_JSON_DEPTH) {
     throw new JsonTooDeepError(`arrays and objects are nested deeper than ${MAX_JSON_DEPTH} levels`);
   }
-  const values: unknown[] = Array.isArray(container) ? container : Object.values(container);
   let found = false;
-  for (let i = 0; i < values.length; i++) {
-    const v = values[i];
+  if (Array.isArray(container)) {
+    for (let i = 0; i < container.length; i++) {
+      const v: unknown = container[i];
+      if (typeof v === "object") {
+        if (v !== null && holdsUnsafeNumber(v, level + 1, inherited)) found = true;
+      } else if (typeof v === "number" && (v > Number.MAX_SAFE_INTEGER || v < -Number.MAX_SAFE_INTEGER)) found = true;
+    }
+    return found;
+  }
+  for (const key in container) {
+    if (inherited && !Object.hasOwn(container, key)) continue;
+    const v: unknown = (container as Record<string, unknown>)[key];
     if (typeof v === "object") {
-      if (v !== null && holdsUnsafeNumber(v, level + 1)) found = true;
+      if (v !== null && holdsUnsafeNumber(v, level + 1, inherited)) found = true;
     } else if (typeof v === "number" && (v > Number.MAX_SAFE_INTEGER || v < -Number.MAX_SAFE_INTEGER)) found = true;
   }
   return found;
