@@ -159,3 +159,9 @@ export async function loadAverage(): Promise<string> {
     .map((l) => l.toFixed(2))
     .join(" ");
 }
+
+/**
+ * `a / b` from figures measured in the same interleaved rounds: the median of each round's own ratio, so that a
+ * slow stretch of a shared machine weighs on both sides of a ratio instead of on one median.
+ */
+export const pairedRatio = (a: readonly number[], b: readonly number[]): number => median(a.map((x, i) => x / b[i]!));
