@@ -31,6 +31,7 @@ import transferManager from "./fixtures/looksrare-v2/TransferManager.json" with 
 import { runCli } from "./helpers.js";
 import { type IndexBackend, openBackend } from "./index-backend.js";
 import { type Anvil, startAnvil } from "./index-helpers.js";
+import { placeContract } from "./place-contract.js";
 
 const protocolArtifact: Artifact = { abi: looksRareProtocol.abi as Abi, bytecode: looksRareProtocol.bytecode as Hex };
 const managerArtifact: Artifact = { abi: transferManager.abi as Abi, bytecode: transferManager.bytecode as Hex };
@@ -94,15 +95,6 @@ let db: string;
 const fills: Fill[] = [];
 let collections: { erc721: Address; erc1155: Address; weth: Address };
 
-/** Every storage slot transaction `txHash` wrote at `at` (the prestate tracer's post-state). */
-async function storageWrites(txHash: Hex, at: Address): Promise<Record<string, Hex>> {
-  const trace = await anvil.rpc<{ post: Record<string, { storage?: Record<string, Hex> }> }>("debug_traceTransaction", [
-    txHash,
-    { tracer: "prestateTracer", tracerConfig: { diffMode: true } },
-  ]);
-  return trace.post[at]?.storage ?? {};
-}
-
 /** Deploys the exchange, sets it up, and moves it (code and storage) to the mainnet address. */
 async function installExchange(owner: Address, feeRecipient: Address, weth: Address) {
   const manager = await deploy(chain, owner, "TransferManager", managerArtifact, [owner]);
@@ -115,15 +107,13 @@ async function installExchange(owner: Address, feeRecipient: Address, weth: Addr
   });
   const deployed = await chain.publicClient.waitForTransactionReceipt({ hash });
   const original = deployed.contractAddress!.toLowerCase() as Address;
-  const storage = { ...(await storageWrites(hash, original)) };
+  const setup = [hash as string];
   // ETH and the WETH stand-in as accepted currencies (owner-only setup, as on mainnet).
   for (const currency of [ZERO, weth]) {
     const r = await call(chain, owner, original, protocolArtifact, "updateCurrencyStatus", [currency, true]);
-    Object.assign(storage, await storageWrites(r.transactionHash, original));
+    setup.push(r.transactionHash);
   }
-  const code = await anvil.rpc<Hex>("eth_getCode", [original, "latest"]);
-  await anvil.rpc("anvil_setCode", [EXCHANGE, code]);
-  for (const [slot, value] of Object.entries(storage)) await anvil.rpc("anvil_setStorageAt", [EXCHANGE, slot, value]);
+  await placeContract(anvil, original, EXCHANGE, setup);
   await call(chain, owner, manager, managerArtifact, "allowOperator", [EXCHANGE]);
   return { manager, original };
 }
