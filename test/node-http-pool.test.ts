@@ -22,7 +22,7 @@ beforeAll(async () => {
 });
 afterAll(() => new Promise<void>((resolve) => server.close(() => resolve())));
 
-const call = (path: string, body?: string) =>
+const call = (path: string, body?: string, dispatcher = loadConfig({}).dispatcher) =>
   httpRequest({
     upstream: "Local",
     method: body === undefined ? "GET" : "POST",
@@ -32,7 +32,7 @@ const call = (path: string, body?: string) =>
     timeoutMs: 5_000,
     retry: { maxRetries: 0, baseDelayMs: 1, maxDelayMs: 1, budgetMs: 1 },
     shouldRetry: retryReads,
-    dispatcher: loadConfig({}).dispatcher,
+    dispatcher,
   });
 
 describe("the connection pool without a proxy (node:http)", () => {
@@ -51,5 +51,25 @@ describe("the connection pool without a proxy (node:http)", () => {
     const results = await Promise.all(Array.from({ length: 4 }, (_, i) => call(`/a${i}`)));
     expect(results.map((r) => r.response?.status)).toEqual([200, 200, 200, 200]);
     expect(connections - before).toBeLessThanOrEqual(4);
+  });
+});
+
+describe("NFTPort's pool without a proxy (undici's Agent, loaded on its first call)", () => {
+  it("answers calls one after another through kept-alive connections", async () => {
+    const pool = loadConfig({}).nftport.dispatcher;
+    expect(pool).toBeDefined();
+    const before = connections;
+    for (let i = 0; i < 20; i++) {
+      const result = await call(`/nft?n=${i}`, undefined, pool);
+      expect(JSON.parse(result.response!.body)).toEqual({ path: `/nft?n=${i}`, method: "GET" });
+    }
+    // undici may open a second one for the call right after an answer, before the first connection counts as free.
+    expect(connections - before).toBeLessThanOrEqual(2);
+  });
+
+  it("behind a proxy NFTPort has no pool of its own: its calls take the proxy's", () => {
+    const config = loadConfig({ HTTP_PROXY: "http://127.0.0.1:9" });
+    expect(config.nftport.dispatcher).toBeUndefined();
+    expect(loadConfig({ HTTPS_PROXY: "http://127.0.0.1:9" }).nftport.dispatcher).toBeUndefined();
   });
 });

@@ -46,7 +46,7 @@ async function getTransactionsPage(
     retry: nftport.retry,
     shouldRetry: retryReads,
     secrets: [apiKey],
-    dispatcher: ctx.config.dispatcher,
+    dispatcher: nftport.dispatcher ?? ctx.config.dispatcher,
     signal: ctx.signal,
     onAttempt: ctx.onUpstreamAttempt && ((event) => ctx.onUpstreamAttempt?.({ ...event, node })),
   });
