@@ -48,14 +48,20 @@ function withOperatorCredentials(input: Record<string, unknown>, ctx: RunContext
 function checkRequest(request: unknown): Violation[] {
   if (!isObject(request) || !Array.isArray(request.Messages)) return [];
   const globals = isObject(request.Globals) ? request.Globals : {};
-  return request.Messages.flatMap((message, i) => {
-    if (!isObject(message)) return [];
+  const violations: Violation[] = [];
+  const messages = request.Messages;
+  for (let i = 0; i < messages.length; i++) {
+    const message = messages[i];
+    if (!isObject(message)) continue;
+    const problems = messageProblems(message, globals);
+    if (problems.length === 0) continue;
     const at = `request.Messages[${i}]`;
-    return messageProblems(message, globals).map((problem): Violation => {
+    for (const problem of problems) {
       const field = problem.path ? `${at}.${problem.path}` : at;
       const violation: Violation = { field, rule: problem.rule, message: problem.say(field) };
       if (problem.value !== undefined) violation.value = problem.value;
-      return violation;
-    });
-  });
+      violations.push(violation);
+    }
+  }
+  return violations;
 }

@@ -17,26 +17,28 @@ export interface Chunk {
 
 const LISTS = ["To", "Cc", "Bcc"] as const;
 const GLOBAL_LISTS = ["Cc", "Bcc"] as const;
+const NONE: readonly unknown[] = [];
 
-/** Adds the addresses of `owner`'s lists (own keys only), lower case; "" for an entry validation refuses. */
-function addAddresses(owner: unknown, lists: readonly string[], into: string[]): void {
-  if (!isObject(owner)) return;
-  for (const list of lists) {
-    const entries = Object.hasOwn(owner, list) ? owner[list] : undefined;
-    if (!Array.isArray(entries)) continue;
-    for (const entry of entries) {
-      into.push(isObject(entry) && typeof entry.Email === "string" ? entry.Email.toLowerCase() : "");
-    }
-  }
+/** One address list of `owner` (own keys only); none when it is not an array. */
+function listOf(owner: unknown, list: string): readonly unknown[] {
+  const entries = isObject(owner) && Object.hasOwn(owner, list) ? owner[list] : undefined;
+  return Array.isArray(entries) ? entries : NONE;
 }
 
 /** Distinct recipients the upstream counts for one message (with the request's Globals applied). */
 export function recipientCount(message: unknown, globals?: unknown): number {
-  const all: string[] = [];
-  addAddresses(message, LISTS, all);
-  addAddresses(globals, GLOBAL_LISTS, all);
-  // Most messages have one recipient: no set needed to count it.
-  return all.length < 2 ? all.length : new Set(all).size;
+  let total = 0;
+  for (const list of LISTS) total += listOf(message, list).length;
+  for (const list of GLOBAL_LISTS) total += listOf(globals, list).length;
+  // Most messages have one recipient: nothing to tell apart.
+  if (total < 2) return total;
+  const distinct = new Set<string>();
+  const add = (entry: unknown) =>
+    // Lower case: the upstream counts an address once whatever its case; "" for an entry validation refuses.
+    distinct.add(isObject(entry) && typeof entry.Email === "string" ? entry.Email.toLowerCase() : "");
+  for (const list of LISTS) listOf(message, list).forEach(add);
+  for (const list of GLOBAL_LISTS) listOf(globals, list).forEach(add);
+  return distinct.size;
 }
 
 /**

@@ -17,9 +17,10 @@ export function mailjetViolations(params: unknown, request: unknown): Violation[
     });
   }
   if (!isObject(request) || !Array.isArray(request.Messages)) return out;
-  request.Messages.forEach((message, i) => {
-    const recipients = recipientCount(message, request.Globals);
-    if (recipients <= MAX_RECIPIENTS_PER_CALL) return;
+  const messages = request.Messages;
+  for (let i = 0; i < messages.length; i++) {
+    const recipients = recipientCount(messages[i], request.Globals);
+    if (recipients <= MAX_RECIPIENTS_PER_CALL) continue;
     const at = `request.Messages[${i}]`;
     out.push({
       field: at,
@@ -27,6 +28,6 @@ export function mailjetViolations(params: unknown, request: unknown): Violation[
       rule: `at most ${MAX_RECIPIENTS_PER_CALL} recipients (To + Cc + Bcc)`,
       message: `${at} has ${recipients} recipients: Mailjet takes at most ${MAX_RECIPIENTS_PER_CALL} per message (To + Cc + Bcc); split it into several messages`,
     });
-  });
+  }
   return out;
 }
