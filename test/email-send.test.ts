@@ -121,6 +121,11 @@ describe("email-send: sending", () => {
     expect(calls).toHaveLength(3);
     const sizes = calls.map((r) => (r.body as { Messages: unknown[] }).Messages.length).sort((x, y) => y - x);
     expect(sizes).toEqual([16, 16, 8]);
+    // The response port holds the answer of the call with the last messages, whole, whichever finished last.
+    const last = JSON.parse(out.response!.body) as { Messages: { To: { Email: string }[] }[] };
+    expect(last.Messages.map((m) => m.To[0]!.Email)).toEqual(
+      messages.slice(32).map((m) => (m.To as { Email: string }[])[0]!.Email),
+    );
     const results = out["messages sent"]!.Messages;
     expect(results).toHaveLength(40);
     results.forEach((result, i) => {
