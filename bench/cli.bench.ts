@@ -8,7 +8,16 @@
  */
 import { join } from "node:path";
 import { VALID_KEY } from "../test/upstreams/nftport.js";
-import { interleaved, loadAverage, median, type ProcessRun, ratio, runProcess, startUpstream } from "./measure.js";
+import {
+  interleaved,
+  loadAverage,
+  median,
+  type ProcessRun,
+  pairedRatio,
+  ratio,
+  runProcess,
+  startUpstream,
+} from "./measure.js";
 import { REAL_CONTRACT, REAL_TOKEN } from "./upstream.js";
 
 const ROUNDS = Number(process.env.BENCH_ROUNDS ?? 7);
@@ -62,15 +71,22 @@ export default async function bench(): Promise<void> {
       `--all, one contract, page_size 50, stdout to a pipe; median of ${ROUNDS} interleaved rounds (load ${await loadAverage()}):`,
     );
     console.log("  pages  chainmail run --all       fetch loop                 time ratio  RSS ratio");
+    // Ratios: the median of each round's own ratio (the two ran side by side in that round).
+    const paired = (ours: ProcessRun[], theirs: ProcessRun[], of: (r: ProcessRun) => number) =>
+      `${pairedRatio(ours.map(of), theirs.map(of)).toFixed(2)}×`;
     for (const pages of [600, 60] as const) {
       const ours = paging[`all${pages}`];
       const theirs = paging[`loop${pages}`];
       console.log(
         `  ${String(pages).padStart(5)}  ${(ms(ours) / 1000).toFixed(2)} s, ${rss(ours).toFixed(0)} MiB peak RSS   ` +
           `${(ms(theirs) / 1000).toFixed(2)} s, ${rss(theirs).toFixed(0)} MiB peak RSS   ` +
-          `${ratio(ms(ours), ms(theirs)).padStart(10)}  ${ratio(rss(ours), rss(theirs)).padStart(9)}`,
+          `${paired(ours, theirs, (r) => r.ms).padStart(10)}  ${paired(ours, theirs, (r) => r.rssMiB).padStart(9)}`,
       );
     }
+    console.log(
+      `  peak RSS at 600 pages / at 60: chainmail ${ratio(rss(paging.all600), rss(paging.all60))}, ` +
+        `fetch loop ${ratio(rss(paging.loop600), rss(paging.loop60))}`,
+    );
     console.log("  goal at 600 pages: time ≤ 1.00× and RSS ≤ 1.00× of the loop; RSS flat from 60 to 600 pages");
 
     const start = await interleaved(ROUNDS * 2, {
