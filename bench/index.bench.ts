@@ -1,49 +1,132 @@
 /**
- * The own index (issue 5): ingestion records/s: `indexChain` over a local anvil holding ≥100,000 ERC-721 mint
- * events (src/demo bulk minter), the whole chain, no address filter. Page latency on 1,000,000 records (SQLite
- * and PostgreSQL) is in index-store.bench.ts, parallel backfill in index-backfill.bench.ts.
+ * The own index's ingestion side by side with the same job written by hand (issue 13), as processes:
+ * `chainmail index --once` (whole chain, no address filter: every marketplace decoder on, as issue 9 measured)
+ * next to bench/peers/lean-index.mjs (a bare `eth_getLogs` loop over one block at a time + one prepared
+ * better-sqlite3 insert of the same rows, a transaction per range), both into a new SQLite file, over the same
+ * anvil. Wall time from spawn to exit and peak RSS (GNU time); rounds interleaved, medians. Two chains 10× apart
+ * (100,000 and 1,000,000 ERC-721 mint events, 10,000 per block from the demo bulk minter): memory must not grow
+ * with the number of events.
  *
- * BENCH_INDEX_EVENTS scales it down for a quick look.
+ * The chains are mined once and kept as anvil state files in the system's temp directory (keyed by their size
+ * and the anvil version), so later runs load them instead of mining again.
+ * BENCH_INDEX_EVENTS sets the small size (the large one is 10×), BENCH_INDEX_ROUNDS the rounds (default 5).
+ * Page latency on 1,000,000 records is in index-store.bench.ts, parallel backfill in index-backfill.bench.ts.
  */
-import { mkdirSync, rmSync } from "node:fs";
+import { execFileSync } from "node:child_process";
+import { existsSync, mkdirSync, renameSync, rmSync } from "node:fs";
+import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { createBulkActivity } from "../src/demo/activity.js";
 import { deployAll } from "../src/demo/contracts.js";
-import { startAnvil } from "../src/demo/devchain.js";
-import { indexChain } from "../src/sources/index/indexer.js";
-import { closeIndexSources } from "../src/sources/index/source.js";
+import { anvilBinary, type DevChain, startAnvil } from "../src/demo/devchain.js";
+import { interleaved, loadAverage, median, type ProcessRun, ratio, runProcess } from "./measure.js";
 
-const EVENTS = Number(process.env.BENCH_INDEX_EVENTS ?? 100_000);
+const SMALL = Number(process.env.BENCH_INDEX_EVENTS ?? 100_000);
+const SIZES = [SMALL, SMALL * 10] as const;
+const ROUNDS = Number(process.env.BENCH_INDEX_ROUNDS ?? 5);
+const PER_BLOCK = 10_000;
+const MAIN = join(import.meta.dirname, "..", "dist", "cli", "main.js");
+const PEER = join(import.meta.dirname, "peers", "lean-index.mjs");
 const dir = join(import.meta.dirname, "..", ".bench-tmp", "index");
+const stateDir = join(tmpdir(), "chainmail-bench-index");
 
 export default async function bench(): Promise<void> {
   rmSync(dir, { recursive: true, force: true });
   mkdirSync(dir, { recursive: true });
+  const chains: DevChain[] = [];
   try {
-    await ingestion();
+    for (const events of SIZES) chains.push(await chainOf(events));
+    const contenders: Record<string, () => Promise<ProcessRun & { failure?: string }>> = {};
+    SIZES.forEach((events, i) => {
+      const rpc = chains[i]!.rpcUrl;
+      const records = `"records":${events}`;
+      contenders[`chainmail ${events}`] = () =>
+        orFailure(
+          runProcess([process.execPath, MAIN, "index", "--once", "--rpc", rpc, "--db", fresh(`chainmail-${events}`)], {
+            count: records,
+          }),
+        );
+      contenders[`lean ${events}`] = () =>
+        runProcess([process.execPath, PEER, rpc, fresh(`lean-${events}`), "1"], { count: records });
+    });
+    const runs = await interleaved(ROUNDS, contenders);
+    for (const [name, list] of Object.entries(runs)) {
+      const failed = list.find((r) => r.counted !== 1);
+      if (failed) console.log(`  ${name}: FAILED (${failed.failure ?? "did not report the expected record count"})`);
+    }
+    const ms = (list: ProcessRun[]) => median(list.map((r) => r.ms));
+    const rss = (list: ProcessRun[]) => median(list.map((r) => r.rssMiB));
+    const figure = (list: ProcessRun[]) => `${(ms(list) / 1000).toFixed(2)} s / ${rss(list).toFixed(0)} MiB`;
+    console.log(
+      `ingestion, new SQLite file, ${PER_BLOCK} ERC-721 mints per block; median of ${ROUNDS} interleaved rounds ` +
+        `(load ${await loadAverage()}):`,
+    );
+    console.log("     events  chainmail index --once   lean getLogs + insert   time ratio  records/s (chainmail)");
+    for (const events of SIZES) {
+      const ours = runs[`chainmail ${events}`]!;
+      const theirs = runs[`lean ${events}`]!;
+      console.log(
+        `  ${String(events).padStart(9)}  ${figure(ours).padEnd(22)}  ${figure(theirs).padEnd(22)}  ` +
+          `${ratio(ms(ours), ms(theirs)).padStart(10)}  ${Math.round(events / (ms(ours) / 1000))}`,
+      );
+    }
+    console.log("  goal: time ≤ 1.25× lean; chainmail's peak RSS ≤ 200 MiB and flat from the small to the large chain");
   } finally {
-    await closeIndexSources();
+    await Promise.all(chains.map((c) => c.stop()));
     rmSync(dir, { recursive: true, force: true });
   }
 }
 
-async function ingestion(): Promise<void> {
-  const chain = await startAnvil();
+/** A run that failed, kept as a figure (e.g. out of memory) rather than ending the bench. */
+async function orFailure(run: Promise<ProcessRun>): Promise<ProcessRun & { failure?: string }> {
   try {
-    const deployed = await deployAll(chain.rpcUrl);
-    const made = Date.now();
-    await createBulkActivity(chain.rpcUrl, deployed, EVENTS);
-    console.log(`chain: ${EVENTS} ERC-721 mint events created in ${((Date.now() - made) / 1000).toFixed(1)} s`);
-    const db = join(dir, "ingest.sqlite");
-    const started = process.hrtime.bigint();
-    const result = await indexChain({ rpcUrl: chain.rpcUrl, dbPath: db, follow: false });
-    const seconds = Number(process.hrtime.bigint() - started) / 1e9;
-    console.log(
-      `ingestion: ${result.records} records up to block ${result.lastBlock} in ${seconds.toFixed(2)} s = ` +
-        `${Math.round(result.records / seconds)} records/s (whole chain, no address filter, one process)`,
-    );
-    if (result.records < EVENTS) throw new Error(`expected ${EVENTS} records, indexed ${result.records}`);
-  } finally {
-    await chain.stop();
+    return await run;
+  } catch (err) {
+    const message = (err as Error).message;
+    const rss = /maxrss_kb=(\d+)/.exec(message);
+    const code = /exited (\S+)/.exec(message)?.[1];
+    return {
+      ms: Number.NaN,
+      rssMiB: rss ? Number(rss[1]) / 1024 : Number.NaN,
+      counted: 0,
+      stdoutBytes: 0,
+      lastLine: "",
+      failure: `exit ${code}`,
+    };
   }
+}
+
+/** A path for a new index file (the previous round's file and its WAL removed). */
+function fresh(name: string): string {
+  const file = join(dir, `${name}.sqlite`);
+  for (const suffix of ["", "-wal", "-shm", "-index.lock"]) rmSync(file + suffix, { force: true });
+  return file;
+}
+
+/** An anvil holding `events` bulk mints: loaded from the cached state file, or mined and then cached. */
+async function chainOf(events: number): Promise<DevChain> {
+  const version = execFileSync(anvilBinary(), ["--version"], { encoding: "utf8" }).split("\n")[0]!.replace(/\W+/g, "-");
+  const file = join(stateDir, `bulk-${events}-${PER_BLOCK}-${version}.json`);
+  if (existsSync(file)) {
+    const started = Date.now();
+    const chain = await startAnvil({ loadState: file });
+    console.log(
+      `chain: ${events} ERC-721 mint events loaded from ${file} in ${((Date.now() - started) / 1000).toFixed(1)} s`,
+    );
+    return chain;
+  }
+  mkdirSync(stateDir, { recursive: true });
+  const partial = `${file}.${process.pid}.tmp`;
+  const made = Date.now();
+  const miner = await startAnvil({ dumpState: partial });
+  try {
+    await createBulkActivity(miner.rpcUrl, await deployAll(miner.rpcUrl), events, PER_BLOCK);
+  } finally {
+    await miner.stop();
+  }
+  renameSync(partial, file);
+  console.log(
+    `chain: ${events} ERC-721 mint events mined in ${((Date.now() - made) / 1000).toFixed(1)} s, kept in ${file}`,
+  );
+  return startAnvil({ loadState: file });
 }

@@ -25,6 +25,10 @@ export interface DevChainOptions {
   blockTime?: number;
   /** Dev chain id; anvil's default is 31337. */
   chainId?: number;
+  /** Start from a state file anvil wrote (`dumpState`): blocks, logs and accounts, without mining them again. */
+  loadState?: string;
+  /** Write the chain's state to this file when anvil stops. */
+  dumpState?: string;
 }
 
 const PLATFORM_PACKAGES: Record<string, string | undefined> = {
@@ -36,7 +40,7 @@ const PLATFORM_PACKAGES: Record<string, string | undefined> = {
 };
 
 /** Path of the anvil executable: `ANVIL_BIN` if set, else the platform package's binary. */
-function anvilBinary(env: Readonly<Record<string, string | undefined>> = process.env): string {
+export function anvilBinary(env: Readonly<Record<string, string | undefined>> = process.env): string {
   if (env.ANVIL_BIN) return env.ANVIL_BIN;
   const platform = `${process.platform}-${process.arch}`;
   const pkg = PLATFORM_PACKAGES[platform];
@@ -87,6 +91,8 @@ export async function startAnvil(options: DevChainOptions = {}): Promise<DevChai
   const args = ["--host", host, "--port", String(port)];
   if (options.blockTime !== undefined) args.push("--block-time", String(options.blockTime));
   if (options.chainId !== undefined) args.push("--chain-id", String(options.chainId));
+  if (options.loadState !== undefined) args.push("--load-state", options.loadState);
+  if (options.dumpState !== undefined) args.push("--dump-state", options.dumpState);
   // Large bulk mints (the 100k-event bench) fit in fewer transactions with a roomy block.
   args.push("--gas-limit", "1000000000");
 
@@ -112,7 +118,8 @@ export async function startAnvil(options: DevChainOptions = {}): Promise<DevChai
     stopping ??= (async () => {
       if (child.exitCode === null && child.signalCode === null) {
         child.kill("SIGTERM");
-        const timer = setTimeout(() => child.kill("SIGKILL"), 3000);
+        // Writing a state file on exit takes a while for a big chain.
+        const timer = setTimeout(() => child.kill("SIGKILL"), options.dumpState ? 120_000 : 3000);
         await exited;
         clearTimeout(timer);
       }
