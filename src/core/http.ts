@@ -41,6 +41,23 @@ export interface HttpCall {
   onAttempt?: ((event: AttemptEvent) => void) | undefined;
   /** Waits before each attempt, retries included (a backoff shared by several concurrent callers). */
   beforeAttempt?: (() => Promise<void>) | undefined;
+  /**
+   * An answer larger than this is cut off as soon as that is known (its `content-length`, else the bytes read) and
+   * comes back as an error whose `cause` is an `AnswerTooLarge`; not retried. Default: no limit.
+   */
+  maxBodyBytes?: number | undefined;
+}
+
+/** An answer cut off at `HttpCall.maxBodyBytes`; `bytes` is its announced length, when it had one. */
+export class AnswerTooLarge extends Error {
+  override name = "AnswerTooLarge";
+  constructor(
+    readonly limit: number,
+    readonly status: number,
+    readonly bytes: number | undefined,
+  ) {
+    super(`the answer is larger than ${limit} bytes${bytes === undefined ? "" : ` (${bytes})`}`);
+  }
 }
 
 /** What one attempt produced, as seen by the retry decision. */
@@ -131,6 +148,15 @@ async function attemptOnce(call: HttpCall): Promise<AttemptResult> {
   } catch (err) {
     if (call.signal?.aborted)
       return { outcome: { kind: "network", code: "ABORTED", requestSent: true }, error: aborted(call) };
+    if (err instanceof AnswerTooLarge) {
+      return {
+        outcome: { kind: "response", status: err.status, headers: {} },
+        error: new ChainmailError("UPSTREAM_BAD_RESPONSE", `${call.upstream} answered more than ${err.limit} bytes.`, {
+          details: { upstream: call.upstream, max_bytes: err.limit },
+          cause: err,
+        }),
+      };
+    }
     if (err instanceof AttemptTimeout) {
       return {
         outcome: { kind: "timeout" },
@@ -175,6 +201,7 @@ function exchange(call: HttpCall): Promise<{ status: number; headers: IncomingHt
     let status = 0;
     let headers: IncomingHttpHeaders = {};
     let chunks: Buffer[] = [];
+    let received = 0;
     const settle = (error: Error | undefined) => {
       if (settled) return;
       settled = true;
@@ -187,6 +214,11 @@ function exchange(call: HttpCall): Promise<{ status: number; headers: IncomingHt
       cancelled = reason;
       controller?.abort(reason);
       settle(reason);
+    };
+    // Settled before the abort, which would otherwise report the answer as cut off by the network.
+    const tooLarge = (reason: AnswerTooLarge) => {
+      settle(reason);
+      controller?.abort(reason);
     };
     const onAbort = () => cancel(new Error("aborted"));
     const timer = setTimeout(() => cancel(new AttemptTimeout()), call.timeoutMs);
@@ -210,13 +242,21 @@ function exchange(call: HttpCall): Promise<{ status: number; headers: IncomingHt
             controller = started;
             if (cancelled) started.abort(cancelled);
             chunks = []; // a request retried by the pool starts over
+            received = 0;
           },
           onResponseStart(_, statusCode, responseHeaders) {
             status = statusCode;
             headers = responseHeaders;
+            const length = Number(responseHeaders["content-length"]);
+            if (call.maxBodyBytes !== undefined && length > call.maxBodyBytes) {
+              tooLarge(new AnswerTooLarge(call.maxBodyBytes, status, length));
+            }
           },
           onResponseData(_, chunk) {
-            chunks.push(chunk);
+            received += chunk.length;
+            if (call.maxBodyBytes !== undefined && received > call.maxBodyBytes) {
+              tooLarge(new AnswerTooLarge(call.maxBodyBytes, status, undefined));
+            } else chunks.push(chunk);
           },
           onResponseEnd() {
             settle(undefined);

@@ -76,11 +76,15 @@ function connect(path: string): Connection {
   }
 }
 
-/** `$1, $2…` are named parameters to SQLite: bind them from an object keyed 1, 2…; SQLite has no booleans. */
+/** A value as SQLite takes it: no undefined, no booleans. */
+const bindable = (value: unknown): unknown =>
+  value === undefined ? null : typeof value === "boolean" ? Number(value) : value;
+
+/** `$1, $2…` are named parameters to SQLite: bind them from an object keyed 1, 2…. */
 function bindings(params: readonly unknown[]): Record<number, unknown> {
   const named: Record<number, unknown> = {};
   params.forEach((value, i) => {
-    named[i + 1] = value === undefined ? null : typeof value === "boolean" ? Number(value) : value;
+    named[i + 1] = bindable(value);
   });
   return named;
 }
@@ -150,12 +154,17 @@ class SqliteStatements implements Sql {
   ): Promise<number> {
     if (rows.length === 0) return 0;
     const names = columns.map(identifier);
-    // One prepared single-row statement run per row is SQLite's fastest bulk path inside a transaction.
-    const sql = `INSERT INTO ${identifier(table)} (${names.join(", ")}) VALUES (${names.map((_, i) => `$${i + 1}`).join(", ")})${conflictClause(onConflict)}`;
+    // One prepared single-row statement run per row is SQLite's fastest bulk path inside a transaction; its
+    // parameters positional, from one array refilled per row (named ones cost an object per row and a lookup each).
+    const sql = `INSERT INTO ${identifier(table)} (${names.join(", ")}) VALUES (${names.map(() => "?").join(", ")})${conflictClause(onConflict)}`;
     return this.attempt(() => {
       const statement = this.prepare(sql);
+      const values: unknown[] = new Array(names.length);
       let inserted = 0;
-      for (const row of rows) inserted += statement.run(bindings(names.map((c) => row[c]))).changes;
+      for (const row of rows) {
+        for (let i = 0; i < names.length; i++) values[i] = bindable(row[names[i]!]);
+        inserted += statement.run(values).changes;
+      }
       return inserted;
     });
   }

@@ -37,6 +37,8 @@ export interface JsonRpcProxy {
   served: number[];
   /** eth_getLogs ranges refused. */
   refused: number;
+  /** Each eth_getLogs call sent alone and forwarded: its range in blocks, the logs and bytes the node answered. */
+  answers: { blocks: number; logs: number; bytes: number }[];
   /** The most eth_getLogs calls that were in flight at once. */
   maxConcurrentLogs: number;
   /** Every HTTP request: when it arrived (ms since epoch) and its methods. */
@@ -47,6 +49,7 @@ export interface JsonRpcProxy {
 export async function startJsonRpcProxy(target: string, options: JsonRpcProxyOptions = {}): Promise<JsonRpcProxy> {
   const state = {
     served: [] as number[],
+    answers: [] as { blocks: number; logs: number; bytes: number }[],
     refused: 0,
     maxConcurrentLogs: 0,
     requests: [] as { at: number; methods: string[] }[],
@@ -99,8 +102,19 @@ export async function startJsonRpcProxy(target: string, options: JsonRpcProxyOpt
       const refusals = calls.map(refuse);
       if (refusals.every((r) => r === undefined)) {
         // Nothing to change: the node's answer goes back byte for byte (no parsing on the hot path of benches).
+        const answer = await forwardRaw(raw);
+        const only = calls.length === 1 && calls[0]!.method === "eth_getLogs" ? calls[0]! : undefined;
+        if (only) {
+          const filter = only.params[0] as { fromBlock: string; toBlock: string };
+          state.answers.push({
+            blocks: Number(filter.toBlock) - Number(filter.fromBlock) + 1,
+            // Counted without parsing: every log has one logIndex.
+            logs: answer.split('"logIndex"').length - 1,
+            bytes: Buffer.byteLength(answer),
+          });
+        }
         res.setHeader("content-type", "application/json");
-        res.end(await forwardRaw(raw));
+        res.end(answer);
         return;
       }
       const passed = calls.filter((_, i) => refusals[i] === undefined);
@@ -119,6 +133,9 @@ export async function startJsonRpcProxy(target: string, options: JsonRpcProxyOpt
     url: `http://127.0.0.1:${port}`,
     get served() {
       return state.served;
+    },
+    get answers() {
+      return state.answers;
     },
     get refused() {
       return state.refused;

@@ -116,15 +116,20 @@ export function transferRecord(
   quantity: bigint,
   batchIndex = 0,
 ): Activity {
+  // Written out rather than spread from base(): this runs once per record, and a spread copies through a
+  // temporary object.
   return {
-    ...base(log),
+    blockNumber: Number.parseInt(log.blockNumber, 16),
+    logIndex: Number.parseInt(log.logIndex, 16),
     batchIndex,
     kind: transferKind(from, to),
     contract: log.address.toLowerCase(),
     tokenId: tokenId.toString(),
     from,
     to,
-    quantity: quantity.toString(),
+    quantity: quantity === 1n ? "1" : quantity.toString(),
+    txHash: log.transactionHash.toLowerCase(),
+    blockHash: log.blockHash.toLowerCase(),
     contractType,
   };
 }

@@ -29,7 +29,7 @@ import {
   TOPIC,
   topic0,
 } from "./decode.js";
-import { hexToNumber, RPC_UPSTREAM, RpcClient, RpcError, toHex } from "./rpc.js";
+import { hexToNumber, RPC_UPSTREAM, RpcAnswerTooLarge, RpcClient, RpcError, toHex } from "./rpc.js";
 import { type ActivityRow, type Checkpoint, IndexStore, type PriceAnswer } from "./store.js";
 import { MAINNET_SEAPORTS, type TransactionInfo, type VenueTable, venueTable } from "./venues/index.js";
 
@@ -106,6 +106,21 @@ const DEFAULT_CONCURRENCY = 4;
 /** Beyond any log index: "the end of the block" in a (block, log) position. */
 const MAX_LOG_INDEX = 2 ** 31 - 1;
 
+/**
+ * Logs one `eth_getLogs` aims at: the next range is sized from the last one's logs per block, so that memory holds
+ * about `concurrency` × this many logs however dense the chain is (a block is never split).
+ */
+const LOGS_PER_RANGE = 5_000;
+/**
+ * A log answer larger than this (about 28,000 logs) is cut off unread and its range read again in pieces sized
+ * from the announced length: where a chain turns dense within one range. A single block is read whole.
+ */
+const MAX_LOG_ANSWER_BYTES = 16 * 2 ** 20;
+/**
+ * Logs expected in ranges read but not yet committed, beyond which no further range starts (the next one in line
+ * always does): over blocks denser than LOGS_PER_RANGE, fewer ranges are read at once than `concurrency`.
+ */
+const LOGS_IN_FLIGHT = 4 * LOGS_PER_RANGE;
 /** Successful reads after which a refused range size may be tried again. */
 const GROW_AFTER_REFUSAL = 50;
 /** A range the provider refused: read again in smaller pieces. */
@@ -167,6 +182,8 @@ class Indexer {
   /** The range never grows past a size refused recently. */
   private ceiling: number;
   private sinceRefusal = 0;
+  /** Logs per block in the last range read. */
+  private density = 0;
   private readonly concurrency: number;
   private readonly decimals = new Map<string, Promise<number>>();
   private written = 0;
@@ -188,7 +205,8 @@ class Indexer {
     this.feed = options.priceFeed?.toLowerCase();
     this.safeDepth = options.safeDepth ?? 0;
     this.maxRange = Math.max(1, options.maxRange ?? 2000);
-    this.range = Math.min(this.maxRange, 500);
+    // Start small and double over sparse blocks: a dense first range would be read whole before it can shrink.
+    this.range = 1;
     this.ceiling = this.maxRange;
     this.concurrency = Math.max(1, options.concurrency ?? DEFAULT_CONCURRENCY);
     const config = options.config ?? defaultConfig();
@@ -307,10 +325,15 @@ class Indexer {
         queue.push({ from: planned, to });
         planned = to + 1;
       }
+      let room = LOGS_IN_FLIGHT;
       for (const slot of queue.slice(0, this.concurrency)) {
-        if (slot.read) continue;
-        slot.read = this.readRange(slot.from, slot.to);
-        slot.read.catch(() => {}); // seen when its turn comes, or dropped with the rest
+        const expected = (slot.to - slot.from + 1) * this.density;
+        if (!slot.read) {
+          if (expected > room && slot !== queue[0]) break;
+          slot.read = this.readRange(slot.from, slot.to);
+          slot.read.catch(() => {}); // seen when its turn comes, or dropped with the rest
+        }
+        room -= expected;
       }
     };
     try {
@@ -363,14 +386,24 @@ class Indexer {
     if (!logs) return REFUSED;
     const live = logs.filter((log) => !log.removed);
     const blockNumbers = new Set<number>([from, to]);
-    for (const log of live) blockNumbers.add(hexToNumber(log.blockNumber));
+    // Logs come grouped by block: a block's number and hash are looked at once per run of its logs.
+    let last = "";
+    for (const log of live) {
+      if (log.blockNumber === last) continue;
+      last = log.blockNumber;
+      blockNumbers.add(hexToNumber(last));
+    }
     const headers = await this.headers([...blockNumbers]);
-    const consistent =
-      before &&
-      headers.get(to)?.hash === before.hash &&
-      live.every(
-        (log) => headers.get(hexToNumber(log.blockNumber))?.hash.toLowerCase() === log.blockHash.toLowerCase(),
-      );
+    let consistent = !!before && headers.get(to)?.hash === before.hash;
+    last = "";
+    let lastHash = "";
+    for (const log of live) {
+      if (!consistent) break;
+      if (log.blockNumber === last && log.blockHash === lastHash) continue;
+      last = log.blockNumber;
+      lastHash = log.blockHash;
+      consistent = headers.get(hexToNumber(last))?.hash.toLowerCase() === lastHash.toLowerCase();
+    }
     if (!consistent) return undefined;
     return { from, to, headers, ...(await this.decode(live, headers)) };
   }
@@ -410,18 +443,28 @@ class Indexer {
       ? [...this.contracts, ...this.venues.exchanges, ...(this.feed ? [this.feed] : [])]
       : undefined;
     const filter = { fromBlock: toHex(from), toBlock: toHex(to), topics: [topics], ...(address ? { address } : {}) };
+    const size = to - from + 1;
     try {
-      const logs = await this.rpc.call<RawLog[]>("eth_getLogs", [filter]);
-      // Grow after a success, but not back past a size refused in the last GROW_AFTER_REFUSAL reads.
+      // One block cannot be split: it is read whole whatever its size.
+      const logs = await this.rpc.call<RawLog[]>("eth_getLogs", [filter], size > 1 ? MAX_LOG_ANSWER_BYTES : undefined);
+      // Grow after a success, but not back past a size refused in the last GROW_AFTER_REFUSAL reads, and not
+      // beyond LOGS_PER_RANGE at the density just seen.
       if (++this.sinceRefusal >= GROW_AFTER_REFUSAL) this.ceiling = this.maxRange;
-      this.range = Math.min(this.ceiling, Math.ceil(this.range * 1.5));
+      this.density = logs.length / size;
+      const dense = logs.length > 0 ? Math.floor((size * LOGS_PER_RANGE) / logs.length) : Number.POSITIVE_INFINITY;
+      // Doubling the size just read, not the current size that concurrent reads may have doubled already.
+      this.range = Math.max(1, Math.min(this.ceiling, size * 2, dense));
       return logs;
     } catch (err) {
       if (!(err instanceof RpcError) || !isRangeRefusal(err)) throw err;
-      const size = to - from + 1;
       if (size <= 1) throw err;
-      const suggested = suggestedRange(err.rpcMessage, from);
+      const suggested =
+        err instanceof RpcAnswerTooLarge
+          ? Math.floor((size * err.limit) / ((err.bytes ?? err.limit * 2) * 2))
+          : suggestedRange(err.rpcMessage, from);
       this.range = Math.max(1, Math.min(size - 1, this.range, suggested ?? Math.floor(size / 2)));
+      // A provider's limit caps the range for a while; an answer too large only says this stretch is dense.
+      if (err instanceof RpcAnswerTooLarge) return undefined;
       this.ceiling = Math.min(this.ceiling, size - 1);
       this.sinceRefusal = 0;
       return undefined;
@@ -443,17 +486,21 @@ class Indexer {
   }
 
   private async decode(logs: RawLog[], headers: Map<number, Header>) {
-    const sorted = [...logs].sort(
-      (a, b) =>
-        hexToNumber(a.blockNumber) - hexToNumber(b.blockNumber) || hexToNumber(a.logIndex) - hexToNumber(b.logIndex),
-    );
-    const byTx = new Map<string, RawLog[]>();
-    for (const log of sorted) {
-      const hash = log.transactionHash.toLowerCase();
-      const group = byTx.get(hash);
-      if (group) group.push(log);
-      else byTx.set(hash, [log]);
-    }
+    const sorted = inChainOrder(logs);
+    // The logs of each transaction, for the venue decoders that read a whole sale (built only when one runs).
+    let byTx: Map<string, RawLog[]> | undefined;
+    const logsOf = (hash: string) => {
+      if (!byTx) {
+        byTx = new Map();
+        for (const log of sorted) {
+          const key = log.transactionHash.toLowerCase();
+          const group = byTx.get(key);
+          if (group) group.push(log);
+          else byTx.set(key, [log]);
+        }
+      }
+      return byTx.get(hash)!;
+    };
     await this.loadTransactions(sorted);
     const records: ActivityRow[] = [];
     const answers: PriceAnswer[] = [];
@@ -462,10 +509,16 @@ class Indexer {
     let answer: bigint | undefined;
     let unknownLogs = 0;
     const countSkipped = () => unknownLogs++;
+    let block = "";
+    let timestamp = 0;
+    const shared = sharedStrings();
     for (const log of sorted) {
+      if (log.blockNumber !== block) {
+        block = log.blockNumber;
+        timestamp = hexToNumber(headers.get(hexToNumber(block))!.timestamp);
+      }
       const address = log.address.toLowerCase();
       const topic = topic0(log) ?? "";
-      const timestamp = hexToNumber(headers.get(hexToNumber(log.blockNumber))!.timestamp);
       if (this.feed && address === this.feed && topic === TOPIC.answerUpdated) {
         const value = decodeAnswer(log);
         if (value !== undefined) {
@@ -480,7 +533,7 @@ class Indexer {
         if (venue.addresses !== "any" && !venue.addresses.includes(address)) continue; // same topic, other contract
         const hash = log.transactionHash.toLowerCase();
         const decoded = venue.decode(log, {
-          logs: byTx.get(hash)!,
+          logs: logsOf(hash),
           transaction: this.transactions.get(hash) ?? undefined,
         });
         if (!decoded) {
@@ -496,7 +549,7 @@ class Indexer {
         continue;
       }
       if (this.contracts && !this.contracts.has(address)) continue;
-      for (const activity of decodeTransfer(log, countSkipped)) records.push(row(activity, timestamp));
+      for (const activity of decodeTransfer(log, countSkipped)) records.push(row(activity, timestamp, shared));
     }
     return { records, answers, unpriced, unknownLogs };
   }
@@ -586,19 +639,56 @@ class Indexer {
   }
 }
 
-function row(a: Activity, timestamp: number): ActivityRow {
+/** Logs by (block, log index): as nodes answer them already, checked in one pass before sorting a copy. */
+function inChainOrder(logs: RawLog[]): RawLog[] {
+  let previous = -1;
+  let previousBlock = -1;
+  let ordered = true;
+  for (const log of logs) {
+    const block = hexToNumber(log.blockNumber);
+    const index = hexToNumber(log.logIndex);
+    if (block < previousBlock || (block === previousBlock && index <= previous)) {
+      ordered = false;
+      break;
+    }
+    previousBlock = block;
+    previous = index;
+  }
+  if (ordered) return logs;
+  return [...logs].sort(
+    (a, b) =>
+      hexToNumber(a.blockNumber) - hexToNumber(b.blockNumber) || hexToNumber(a.logIndex) - hexToNumber(b.logIndex),
+  );
+}
+
+/**
+ * One string for equal ones within a range: the addresses and hashes repeated across its records (a contract, a
+ * busy wallet, the block and transaction of many logs) are then held once while the range waits for its commit,
+ * instead of once per record, each also keeping alive the log field it was cut from.
+ */
+function sharedStrings(): (value: string) => string {
+  const seen = new Map<string, string>();
+  return (value) => {
+    const known = seen.get(value);
+    if (known !== undefined) return known;
+    seen.set(value, value);
+    return value;
+  };
+}
+
+function row(a: Activity, timestamp: number, shared: (value: string) => string = (value) => value): ActivityRow {
   return {
     block_number: a.blockNumber,
     log_index: a.logIndex,
     batch_index: a.batchIndex,
     kind: a.kind,
-    contract: a.contract,
+    contract: shared(a.contract),
     token_id: a.tokenId,
-    from_addr: a.from,
-    to_addr: a.to,
+    from_addr: shared(a.from),
+    to_addr: shared(a.to),
     quantity: a.quantity,
-    tx_hash: a.txHash,
-    block_hash: a.blockHash,
+    tx_hash: shared(a.txHash),
+    block_hash: shared(a.blockHash),
     timestamp,
     contract_type: a.contractType,
     marketplace: null,

@@ -8,7 +8,7 @@ import { setTimeout as sleep } from "node:timers/promises";
 import type { Dispatcher } from "undici";
 import type { RetryPolicy } from "../../core/config.js";
 import { ChainmailError } from "../../core/errors.js";
-import { httpRequest, retryReads } from "../../core/http.js";
+import { AnswerTooLarge, httpRequest, retryReads } from "../../core/http.js";
 
 /** The upstream name in messages, logs and `details.upstream`. */
 export const RPC_UPSTREAM = "JSON-RPC node";
@@ -23,6 +23,21 @@ export class RpcError extends Error {
     readonly status = 200,
   ) {
     super(`${method} failed: ${rpcMessage} (JSON-RPC code ${code})`);
+  }
+}
+
+/**
+ * An answer larger than the call allowed, cut off unread: code -32005 and status 413 like a provider's "response
+ * too large", so the ingestion shrinks the range. `bytes` is the size the node announced, when it did.
+ */
+export class RpcAnswerTooLarge extends RpcError {
+  override name = "RpcAnswerTooLarge";
+  constructor(
+    method: string,
+    readonly limit: number,
+    readonly bytes: number | undefined,
+  ) {
+    super(-32005, `answer larger than ${limit} bytes${bytes === undefined ? "" : ` (${bytes})`}`, method, 413);
   }
 }
 
@@ -65,13 +80,14 @@ export class RpcClient {
     return new URL(this.url).origin;
   }
 
-  async call<T>(method: string, params: unknown[]): Promise<T> {
-    const [result] = await this.batch([{ method, params }]);
+  /** One call; an answer over `maxAnswerBytes` is cut off and thrown as `RpcAnswerTooLarge`. */
+  async call<T>(method: string, params: unknown[], maxAnswerBytes?: number): Promise<T> {
+    const [result] = await this.batch([{ method, params }], maxAnswerBytes);
     return result as T;
   }
 
   /** Sends calls as one JSON-RPC batch; results in call order. Throws the first error any call got. */
-  async batch(calls: RpcCall[]): Promise<unknown[]> {
+  async batch(calls: RpcCall[], maxAnswerBytes?: number): Promise<unknown[]> {
     if (calls.length === 0) return [];
     const first = this.nextId;
     this.nextId += calls.length;
@@ -90,13 +106,18 @@ export class RpcClient {
       dispatcher: this.options.dispatcher,
       signal: this.options.signal,
       beforeAttempt: () => this.waitForTurn(),
+      maxBodyBytes: maxAnswerBytes,
       onAttempt: (event) => {
         if (event.outcome.kind === "response" && event.outcome.status === 429 && event.retryInMs !== undefined) {
           this.pausedUntil = Math.max(this.pausedUntil, Date.now() + event.retryInMs);
         }
       },
     });
-    if (result.error) throw result.error;
+    if (result.error) {
+      const cause = result.error.cause;
+      if (cause instanceof AnswerTooLarge) throw new RpcAnswerTooLarge(calls[0]!.method, cause.limit, cause.bytes);
+      throw result.error;
+    }
     const { status, body } = result.response;
     let parsed: unknown;
     try {
