@@ -3,8 +3,9 @@
  * `runNode(emailSend, …)` (bench/email-send.mjs, MAILJET_CONCURRENCY 4) and through node-mailjet in 50-message
  * calls with 4 workers (bench/peers/node-mailjet-send.mjs), each client a process of its own (peak RSS from GNU
  * time), against the local Mailjet server in a third process that answers every call 20 ms after it arrived.
- * Two sizes 10× apart (1,000 and 10,000 messages) show whether memory stays flat. Rounds are interleaved, figures
- * are medians.
+ * Two sizes 10× apart (1,000 and 10,000 messages) show whether memory stays flat. A third client, the bare floor
+ * (bench/peers/bare-http-send.mjs: node:http, JSON.stringify / JSON.parse, nothing else), shows what the machine
+ * allows at that moment. Rounds are interleaved, figures are medians.
  *
  * Time is the send itself, as each client measures it around its one call (building the input and starting Node
  * are left out; the process's wall time is printed too). Ideal = calls × the server's delay / concurrency: what
@@ -21,6 +22,7 @@ const PER_CALL = 50;
 const SIZES = [10_000, 1_000] as const;
 const OURS = join(import.meta.dirname, "email-send.mjs");
 const PEER = join(import.meta.dirname, "peers", "node-mailjet-send.mjs");
+const FLOOR = join(import.meta.dirname, "peers", "bare-http-send.mjs");
 
 interface Run extends ProcessRun {
   sendMs: number;
@@ -40,12 +42,15 @@ export default async function bench(): Promise<void> {
   const env = { MAILJET_BASE_URL: upstream.url, MAILJET_CONCURRENCY: String(CONCURRENCY) };
   const ours = (n: number) => () => client([node, OURS, String(n), API_KEY, SECRET_KEY], env, n);
   const sdk = (n: number) => () => client([node, PEER, upstream.url, String(n), API_KEY, SECRET_KEY], {}, n);
+  const bare = (n: number) => () => client([node, FLOOR, upstream.url, String(n), API_KEY, SECRET_KEY], {}, n);
   try {
     const runs = await interleaved(ROUNDS, {
       chainmail10000: ours(10_000),
       sdk10000: sdk(10_000),
+      bare10000: bare(10_000),
       chainmail1000: ours(1_000),
       sdk1000: sdk(1_000),
+      bare1000: bare(1_000),
     });
     const ms = (r: Run[]) => median(r.map((x) => x.sendMs));
     const wall = (r: Run[]) => median(r.map((x) => x.ms));
@@ -55,25 +60,24 @@ export default async function bench(): Promise<void> {
         `median of ${ROUNDS} interleaved rounds (load ${await loadAverage()}):`,
     );
     console.log(
-      "  messages  what            chainmail    node-mailjet  ideal     chainmail/ideal  node-mailjet/ideal  chainmail/node-mailjet",
+      "  messages  what            chainmail    node-mailjet  bare floor  ideal     chainmail/ideal  node-mailjet/ideal  chainmail/node-mailjet  chainmail/floor",
     );
     for (const n of SIZES) {
       const a = runs[`chainmail${n}`];
       const b = runs[`sdk${n}`];
+      const f = runs[`bare${n}`];
       const ideal = ((n / PER_CALL) * LATENCY_MS) / CONCURRENCY;
       const cell = (v: string, w: number) => v.padEnd(w);
-      console.log(
-        `  ${String(n).padStart(8)}  ${cell("send time", 14)}  ${cell(`${ms(a).toFixed(0)} ms`, 11)}  ${cell(`${ms(b).toFixed(0)} ms`, 12)}  ` +
-          `${cell(`${ideal.toFixed(0)} ms`, 8)}  ${cell(ratio(ms(a), ideal), 15)}  ${cell(ratio(ms(b), ideal), 18)}  ${ratio(ms(a), ms(b))}`,
-      );
-      console.log(
-        `  ${String(n).padStart(8)}  ${cell("process wall", 14)}  ${cell(`${wall(a).toFixed(0)} ms`, 11)}  ${cell(`${wall(b).toFixed(0)} ms`, 12)}  ` +
-          `${cell("", 8)}  ${cell("", 15)}  ${cell("", 18)}  ${ratio(wall(a), wall(b))}`,
-      );
-      console.log(
-        `  ${String(n).padStart(8)}  ${cell("peak RSS", 14)}  ${cell(`${rss(a).toFixed(0)} MiB`, 11)}  ${cell(`${rss(b).toFixed(0)} MiB`, 12)}  ` +
-          `${cell("", 8)}  ${cell("", 15)}  ${cell("", 18)}  ${ratio(rss(a), rss(b))}`,
-      );
+      const row = (what: string, get: (r: Run[]) => number, unit: string, withIdeal: boolean) =>
+        console.log(
+          `  ${String(n).padStart(8)}  ${cell(what, 14)}  ${cell(`${get(a).toFixed(0)} ${unit}`, 11)}  ` +
+            `${cell(`${get(b).toFixed(0)} ${unit}`, 12)}  ${cell(`${get(f).toFixed(0)} ${unit}`, 10)}  ` +
+            `${cell(withIdeal ? `${ideal.toFixed(0)} ms` : "", 8)}  ${cell(withIdeal ? ratio(get(a), ideal) : "", 15)}  ` +
+            `${cell(withIdeal ? ratio(get(b), ideal) : "", 18)}  ${cell(ratio(get(a), get(b)), 22)}  ${ratio(get(a), get(f))}`,
+        );
+      row("send time", ms, "ms", true);
+      row("process wall", wall, "ms", false);
+      row("peak RSS", rss, "MiB", false);
     }
     const flat = (r: "chainmail" | "sdk") => `${(rss(runs[`${r}10000`]) - rss(runs[`${r}1000`])).toFixed(0)} MiB`;
     console.log(
