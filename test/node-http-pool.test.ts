@@ -1,5 +1,9 @@
+import { execFile } from "node:child_process";
 import { createServer, type Server } from "node:http";
 import type { AddressInfo } from "node:net";
+import { join } from "node:path";
+import { pathToFileURL } from "node:url";
+import { promisify } from "node:util";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { loadConfig } from "../src/core/config.js";
 import { httpRequest, retryReads } from "../src/core/http.js";
@@ -54,7 +58,7 @@ describe("the connection pool without a proxy (node:http)", () => {
   });
 });
 
-describe("NFTPort's pool without a proxy (undici's Agent, loaded on its first call)", () => {
+describe("NFTPort's pool without a proxy (node:http for a process's first call, then undici's Agent)", () => {
   it("answers calls one after another through kept-alive connections", async () => {
     const pool = loadConfig({}).nftport.dispatcher;
     expect(pool).toBeDefined();
@@ -65,6 +69,31 @@ describe("NFTPort's pool without a proxy (undici's Agent, loaded on its first ca
     }
     // undici may open a second one for the call right after an answer, before the first connection counts as free.
     expect(connections - before).toBeLessThanOrEqual(2);
+  });
+
+  it("a process that makes one call never loads undici; its second call does", async () => {
+    const dist = (file: string) => pathToFileURL(join(import.meta.dirname, "..", "dist", "core", file)).href;
+    const script = `
+      import { createRequire } from "node:module";
+      import { loadConfig } from "${dist("config.js")}";
+      import { httpRequest, retryReads } from "${dist("http.js")}";
+      const cache = createRequire(import.meta.url).cache;
+      const undiciLoaded = () => Object.keys(cache).some((file) => file.includes("/node_modules/undici/"));
+      const dispatcher = loadConfig({}).nftport.dispatcher;
+      const retry = { maxRetries: 0, baseDelayMs: 1, maxDelayMs: 1, budgetMs: 1 };
+      const seen = [];
+      for (let i = 0; i < 3; i++) {
+        const { response } = await httpRequest({ upstream: "Local", method: "GET", url: "${url}/n" + i, timeoutMs: 5000,
+          retry, shouldRetry: retryReads, dispatcher });
+        seen.push([response.status, undiciLoaded()]);
+      }
+      console.log(JSON.stringify(seen));`;
+    const { stdout } = await promisify(execFile)(process.execPath, ["--input-type=module", "-e", script]);
+    expect(JSON.parse(stdout)).toEqual([
+      [200, false],
+      [200, true],
+      [200, true],
+    ]);
   });
 
   it("behind a proxy NFTPort has no pool of its own: its calls take the proxy's", () => {
