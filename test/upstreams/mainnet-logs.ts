@@ -92,16 +92,19 @@ export async function startMainnetNode(fixtures: MainnetFixture[]): Promise<Main
     // Fillers (and the blocks of sources without one) tick 12 s from the first real block's time.
     timestamp: real.get(n)?.timestamp ?? hex(1_712_000_000 + (n - SYNTHETIC_FIRST) * 12),
   });
-  const logs = fixtures.flatMap((f) => {
-    const n = placed.get(f)!;
-    return f.logs.map((log) => ({
-      ...log,
-      blockNumber: hex(n),
-      blockHash: hashOf(n),
-      transactionIndex: "0x0",
-      removed: false,
-    }));
-  });
+  // In chain order, as a node answers (several fixtures can share a block).
+  const logs = fixtures
+    .flatMap((f) => {
+      const n = placed.get(f)!;
+      return f.logs.map((log) => ({
+        ...log,
+        blockNumber: hex(n),
+        blockHash: hashOf(n),
+        transactionIndex: "0x0",
+        removed: false,
+      }));
+    })
+    .sort((a, b) => Number(a.blockNumber) - Number(b.blockNumber) || Number(a.logIndex) - Number(b.logIndex));
   const transactions = new Map(
     fixtures.filter((f) => f.transaction).map((f) => [f.transaction!.hash.toLowerCase(), f]),
   );

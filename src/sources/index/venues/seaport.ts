@@ -23,7 +23,11 @@ export const MAINNET_SEAPORTS = [
   "0x0000000000000068f116a894984e2db1123eb395",
 ];
 
-/** OpenSea's fee wallets (Messari's list) and signed zones (Seaport 1.1 to 1.6). */
+/**
+ * OpenSea's fee wallets (Messari's list) and zones: the signed zones of Seaport 1.1 to 1.6, and the protected-offers
+ * zone and two older ones that Dune's Seaport tagging names OpenSea's (an offer filled through the protected-offers
+ * zone pays no OpenSea fee wallet, so only the zone tells).
+ */
 const OPENSEA_FEE_RECIPIENTS = new Set([
   "0x0000a26b00c1f0df003000390027140000faa719",
   "0x8de9c5a032463c561423387a9648c5c7bcc5bc90",
@@ -33,6 +37,9 @@ const OPENSEA_ZONES = new Set([
   "0x004c00500000ad104d7dbd00e3ae0a5c00560c00",
   "0x110b2b128a9ed1be5ef3232d8e4e41640df5c2cd",
   "0x000056f7000000ece9003ca63978907a00ffd100",
+  "0x000000e7ec00e7b300774b00001314b8610022b8",
+  "0xf397619df7bfd4d1657ea9bdd9df7ff888731a11",
+  "0x9b814233894cd227f561b78cc65891aa55c62ad2",
 ]);
 
 interface Item {
