@@ -32,43 +32,50 @@ export class JsonTooDeepError extends SyntaxError {
  */
 export function parseJson(text: string): unknown {
   const value: unknown = JSON.parse(text);
+  const unsafe: Slot[] = [];
   if (typeof value === "object" && value !== null) {
-    if (!holdsUnsafeNumber(value, 1, Object.keys(Object.prototype).length > 0)) return value;
+    findUnsafeNumbers(value, 1, Object.keys(Object.prototype).length > 0, unsafe);
+    if (unsafe.length === 0) return value;
   } else if (!isUnsafeNumber(value)) return value;
-  return withExactIntegers(text, value);
+  return withExactIntegers(text, value, unsafe);
 }
+
+/** Where a value sits: its array or object and its index or key. */
+type Slot = [holder: Record<string | number, unknown>, key: string | number];
 
 const isUnsafeNumber = (value: unknown): value is number =>
   typeof value === "number" && (value > Number.MAX_SAFE_INTEGER || value < -Number.MAX_SAFE_INTEGER);
 
 /**
- * Whether an array or object holds a number beyond ±(2^53 - 1) anywhere; throws JsonTooDeepError when it nests
- * deeper than MAX_JSON_DEPTH (`level` is the level it sits at). Objects are walked with `for…in`, which allocates
- * nothing and is several times cheaper than `Object.values` on JSON.parse's objects; only when Object.prototype
- * was given enumerable properties (`inherited`) does it have to skip what is not the object's own.
+ * Notes in `found` where an array or object holds a number beyond ±(2^53 - 1), at any depth; throws
+ * JsonTooDeepError when it nests deeper than MAX_JSON_DEPTH (`level` is the level it sits at). Objects are walked
+ * with `for…in`, which allocates nothing and is several times cheaper than `Object.values` on JSON.parse's objects;
+ * only when Object.prototype was given enumerable properties (`inherited`) does it have to skip what is not the
+ * object's own.
  */
-function holdsUnsafeNumber(container: object, level: number, inherited: boolean): boolean {
+function findUnsafeNumbers(container: object, level: number, inherited: boolean, found: Slot[]): void {
   if (level > MAX_JSON_DEPTH) {
     throw new JsonTooDeepError(`arrays and objects are nested deeper than ${MAX_JSON_DEPTH} levels`);
   }
-  let found = false;
+  const holder = container as Record<string | number, unknown>;
   if (Array.isArray(container)) {
     for (let i = 0; i < container.length; i++) {
       const v: unknown = container[i];
       if (typeof v === "object") {
-        if (v !== null && holdsUnsafeNumber(v, level + 1, inherited)) found = true;
-      } else if (typeof v === "number" && (v > Number.MAX_SAFE_INTEGER || v < -Number.MAX_SAFE_INTEGER)) found = true;
+        if (v !== null) findUnsafeNumbers(v, level + 1, inherited, found);
+      } else if (typeof v === "number" && (v > Number.MAX_SAFE_INTEGER || v < -Number.MAX_SAFE_INTEGER))
+        found.push([holder, i]);
     }
-    return found;
+    return;
   }
   for (const key in container) {
     if (inherited && !Object.hasOwn(container, key)) continue;
-    const v: unknown = (container as Record<string, unknown>)[key];
+    const v: unknown = holder[key];
     if (typeof v === "object") {
-      if (v !== null && holdsUnsafeNumber(v, level + 1, inherited)) found = true;
-    } else if (typeof v === "number" && (v > Number.MAX_SAFE_INTEGER || v < -Number.MAX_SAFE_INTEGER)) found = true;
+      if (v !== null) findUnsafeNumbers(v, level + 1, inherited, found);
+    } else if (typeof v === "number" && (v > Number.MAX_SAFE_INTEGER || v < -Number.MAX_SAFE_INTEGER))
+      found.push([holder, key]);
   }
-  return found;
 }
 
 /** Two different integer literals that round to the same double: which one a number came from is unknown. */
@@ -77,11 +84,11 @@ const AMBIGUOUS = Symbol("ambiguous");
 /**
  * `value` (parsed from `text`) with each number beyond 2^53 that was written as an integer replaced by the
  * bigint of its literal. The literals are read from the text outside strings and matched to the numbers by
- * their rounded value, so only those numbers are touched. When that match is ambiguous (two literals rounding to
+ * their rounded value, and only the numbers the walk found (`unsafe`) are touched. When that match is ambiguous (two literals rounding to
  * the same double, or an integer and a float literal that do), the text is parsed again with those literals
  * quoted (`withQuotedIntegers`).
  */
-function withExactIntegers(text: string, value: unknown): unknown {
+function withExactIntegers(text: string, value: unknown, unsafe: readonly Slot[]): unknown {
   const { integers, floats } = unsafeLiterals(text);
   const exact = (n: number): bigint | number | typeof AMBIGUOUS => {
     const literal = integers.get(n);
@@ -93,7 +100,13 @@ function withExactIntegers(text: string, value: unknown): unknown {
     const root = exact(value as number);
     return root === AMBIGUOUS ? withQuotedIntegers(text) : root;
   }
-  return restoreIntegers(value, exact) ? value : withQuotedIntegers(text);
+  const exactValues = unsafe.map(([holder, key]) => exact(holder[key] as number));
+  if (exactValues.includes(AMBIGUOUS)) return withQuotedIntegers(text);
+  // An own `__proto__` key (JSON.parse makes one) is assigned as the data property it is, never the accessor.
+  unsafe.forEach(([holder, key], i) => {
+    holder[key] = exactValues[i];
+  });
+  return value;
 }
 
 /**
@@ -128,24 +141,6 @@ function unquoteIntegers(container: object): void {
       if (v !== null) unquoteIntegers(v);
     } else if (typeof v === "string" && v.charCodeAt(0) === 0) record[key] = BigInt(v.slice(1));
   }
-}
-
-/** Replaces, in place, every unsafe number by `exact` of it; false as soon as one is ambiguous. */
-function restoreIntegers(container: object, exact: (n: number) => bigint | number | typeof AMBIGUOUS): boolean {
-  const record = container as Record<string, unknown>;
-  // An own `__proto__` key (JSON.parse makes one) is assigned as the data property it is, never the accessor.
-  const keys: (string | number)[] = Array.isArray(container) ? [...container.keys()] : Object.keys(container);
-  for (const key of keys) {
-    const v = record[key];
-    if (typeof v === "object") {
-      if (v !== null && !restoreIntegers(v, exact)) return false;
-    } else if (isUnsafeNumber(v)) {
-      const replaced = exact(v);
-      if (replaced === AMBIGUOUS) return false;
-      record[key] = replaced;
-    }
-  }
-  return true;
 }
 
 /**
