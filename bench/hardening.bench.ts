@@ -2,8 +2,8 @@
  * What the input hardening of issue 10 costs, side by side with what it replaced, and what slow clients cost the
  * service:
  *
- * - parsing: `parseJson` (one depth scan, then `JSON.parse`) vs bare `JSON.parse`, on a real 50-record NFTPort page
- *   and on a 10,000-message email-send body;
+ * - parsing: `parseJson` (`JSON.parse`, then one walk of the result for depth and numbers beyond 2^53) vs bare
+ *   `JSON.parse`, on a real 50-record NFTPort page and on a 10,000-message email-send body;
  * - reading a port: `readJsonData` (own properties, depth, cycles, the copy defaults go into) vs the
  *   `structuredClone` it replaced, on the same email-send input;
  * - the service with 1,000 slow sockets open (a third idle, a third trickling headers, a third trickling a body):
@@ -36,7 +36,7 @@ async function inputChecks(): Promise<void> {
     "utf8",
   );
   // Re-serialised: its 10^22 quantities become doubles, so both parsers take the native path and the difference
-  // is the depth scan alone.
+  // is the depth check alone.
   const pageText = JSON.stringify(JSON.parse(page));
   const input = {
     params: { "user id": "key", password: "secret" },
