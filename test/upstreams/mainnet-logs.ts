@@ -34,7 +34,8 @@ export interface MainnetFixture {
   file: string;
   venue: string;
   block: { number: string; hash: string; parentHash?: string; timestamp?: string } | null;
-  transaction: { hash: string; from: string; to: string; input: string; value?: string } | null;
+  /** `input` is missing where the source holds only the receipt (its sender and recipient). */
+  transaction: { hash: string; from: string; to: string; input?: string; value?: string } | null;
   logs: { address: string; topics: string[]; data: string; transactionHash: string; logIndex: string }[];
   expected: ExpectedSale[];
   /** Exchange logs of the transaction that the index counts as not understood (a bundle), when there are any. */
