@@ -154,8 +154,9 @@ function unsafeLiterals(text: string): {
   const integers = new Map<number, string | typeof AMBIGUOUS>();
   const floats = new Set<number>();
   scanNumbers(text, (start, end, integral) => {
-    // Fewer than 16 digits is always below 2^53.
-    if (integral && end - start < 16) return;
+    // Fewer than 16 characters and no exponent: fewer than 16 digits before any fraction, always below 2^53
+    // (most of a page's floats, prices among them, end here without being read).
+    if (end - start < 16 && (integral || !hasExponent(text, start, end))) return;
     const literal = text.slice(start, end);
     const n = Number(literal);
     if (!isUnsafeNumber(n)) return;
@@ -166,6 +167,12 @@ function unsafeLiterals(text: string): {
     }
   });
   return { integers, floats };
+}
+
+/** Whether the number literal at `start`…`end` of `text` has an exponent. */
+function hasExponent(text: string, start: number, end: number): boolean {
+  for (let i = start; i < end; i++) if ((text.charCodeAt(i) | 0x20) === 0x65 /* e or E */) return true;
+  return false;
 }
 
 /** Calls `found` with each number literal of valid JSON text (outside strings): where it is, and if integral. */
