@@ -5,7 +5,9 @@
  * time), against the local Mailjet server in a third process that answers every call 20 ms after it arrived.
  * Two sizes 10× apart (1,000 and 10,000 messages) show whether memory stays flat. A third client, the bare floor
  * (bench/peers/bare-http-send.mjs: node:http, JSON.stringify / JSON.parse, nothing else), shows what the machine
- * allows at that moment. Rounds are interleaved, figures are medians.
+ * allows at that moment. Rounds are interleaved; times and RSS are medians, and the ratios between clients are the
+ * medians of each round's ratio (both measured within seconds of each other, so load drifting between rounds weighs
+ * less).
  *
  * Time is the send itself, as each client measures it around its one call (building the input and starting Node
  * are left out; the process's wall time is printed too). Ideal = calls × the server's delay / concurrency: what
@@ -52,8 +54,6 @@ export default async function bench(): Promise<void> {
       sdk1000: sdk(1_000),
       bare1000: bare(1_000),
     });
-    const ms = (r: Run[]) => median(r.map((x) => x.sendMs));
-    const wall = (r: Run[]) => median(r.map((x) => x.ms));
     const rss = (r: Run[]) => median(r.map((x) => x.rssMiB));
     console.log(
       `one-recipient messages, ${PER_CALL} per call, ${CONCURRENCY} in flight, server delay ${LATENCY_MS} ms; ` +
@@ -68,16 +68,20 @@ export default async function bench(): Promise<void> {
       const f = runs[`bare${n}`];
       const ideal = ((n / PER_CALL) * LATENCY_MS) / CONCURRENCY;
       const cell = (v: string, w: number) => v.padEnd(w);
-      const row = (what: string, get: (r: Run[]) => number, unit: string, withIdeal: boolean) =>
+      const row = (what: string, pick: (r: Run) => number, unit: string, withIdeal: boolean) => {
+        const get = (r: Run[]) => median(r.map(pick));
+        // Round by round: chainmail against each other client of the same round.
+        const perRound = (other: Run[]) => `${median(a.map((x, i) => pick(x) / pick(other[i]!))).toFixed(2)}×`;
         console.log(
           `  ${String(n).padStart(8)}  ${cell(what, 14)}  ${cell(`${get(a).toFixed(0)} ${unit}`, 11)}  ` +
             `${cell(`${get(b).toFixed(0)} ${unit}`, 12)}  ${cell(`${get(f).toFixed(0)} ${unit}`, 10)}  ` +
             `${cell(withIdeal ? `${ideal.toFixed(0)} ms` : "", 8)}  ${cell(withIdeal ? ratio(get(a), ideal) : "", 15)}  ` +
-            `${cell(withIdeal ? ratio(get(b), ideal) : "", 18)}  ${cell(ratio(get(a), get(b)), 22)}  ${ratio(get(a), get(f))}`,
+            `${cell(withIdeal ? ratio(get(b), ideal) : "", 18)}  ${cell(perRound(b), 22)}  ${perRound(f)}`,
         );
-      row("send time", ms, "ms", true);
-      row("process wall", wall, "ms", false);
-      row("peak RSS", rss, "MiB", false);
+      };
+      row("send time", (r) => r.sendMs, "ms", true);
+      row("process wall", (r) => r.ms, "ms", false);
+      row("peak RSS", (r) => r.rssMiB, "MiB", false);
     }
     const flat = (r: "chainmail" | "sdk") => `${(rss(runs[`${r}10000`]) - rss(runs[`${r}1000`])).toFixed(0)} MiB`;
     console.log(
