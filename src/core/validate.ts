@@ -174,7 +174,10 @@ export function readJsonData(
         problem(JSON_DATA, what);
       } else {
         const record: Record<string, unknown> = {};
-        for (const key of Object.keys(object)) {
+        // for…in with an own-key check: the same keys in the same order as Object.keys, without an array of them
+        // per object (a batch of 10,000 messages has some 40,000 objects).
+        for (const key in object) {
+          if (!Object.hasOwn(object, key)) continue;
           path.push(key);
           const entry = (object as Record<string, unknown>)[key];
           const copied = entry === undefined ? undefined : copy(entry, level + 1);
