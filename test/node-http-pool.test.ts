@@ -6,7 +6,7 @@ import { pathToFileURL } from "node:url";
 import { promisify } from "node:util";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { loadConfig } from "../src/core/config.js";
-import { httpRequest, retryReads } from "../src/core/http.js";
+import { httpRequest, retryReads, retryUndelivered } from "../src/core/http.js";
 
 let server: Server;
 let url: string;
@@ -55,6 +55,66 @@ describe("the connection pool without a proxy (node:http)", () => {
     const results = await Promise.all(Array.from({ length: 4 }, (_, i) => call(`/a${i}`)));
     expect(results.map((r) => r.response?.status)).toEqual([200, 200, 200, 200]);
     expect(connections - before).toBeLessThanOrEqual(4);
+  });
+});
+
+describe("the connection pool without a proxy: failures keep what core/http.ts tells apart", () => {
+  const send = (target: string, signal?: AbortSignal) =>
+    httpRequest({
+      upstream: "Local",
+      method: "POST",
+      url: target,
+      body: "{}",
+      timeoutMs: 5_000,
+      retry: { maxRetries: 0, baseDelayMs: 1, maxDelayMs: 1, budgetMs: 1 },
+      shouldRetry: retryUndelivered,
+      dispatcher: loadConfig({}).dispatcher,
+      signal,
+    });
+
+  it("an answer cut off midway is an error that says the request was sent, never a response", async () => {
+    const cut = createServer((req, res) => {
+      req.resume();
+      res.writeHead(200, { "content-type": "application/json", "content-length": "1000" });
+      res.write('{"Messages":[');
+      setTimeout(() => res.socket?.destroy(), 20);
+    });
+    await new Promise<void>((resolve) => cut.listen(0, "127.0.0.1", resolve));
+    try {
+      const result = await send(`http://127.0.0.1:${(cut.address() as AddressInfo).port}/v3.1/send`);
+      expect(result.response).toBeUndefined();
+      expect(result.error?.details).toMatchObject({ request_sent: true, truncated: true, status: 200 });
+    } finally {
+      cut.close();
+    }
+  });
+
+  it("a refused connection says nothing was sent (the only failure a send may retry)", async () => {
+    const closed = createServer();
+    await new Promise<void>((resolve) => closed.listen(0, "127.0.0.1", resolve));
+    const port = (closed.address() as AddressInfo).port;
+    await new Promise<void>((resolve) => closed.close(() => resolve()));
+    const result = await send(`http://127.0.0.1:${port}/v3.1/send`);
+    expect(result.error?.details).toMatchObject({ network_code: "ECONNREFUSED", request_sent: false });
+  });
+
+  it("a call cancelled while waiting for its answer ends at once as aborted", async () => {
+    const silent = createServer((req) => req.resume());
+    await new Promise<void>((resolve) => silent.listen(0, "127.0.0.1", resolve));
+    try {
+      const controller = new AbortController();
+      setTimeout(() => controller.abort(), 50);
+      const started = performance.now();
+      const result = await send(
+        `http://127.0.0.1:${(silent.address() as AddressInfo).port}/v3.1/send`,
+        controller.signal,
+      );
+      expect(result.error?.code).toBe("aborted");
+      expect(performance.now() - started).toBeLessThan(2_000);
+    } finally {
+      silent.closeAllConnections();
+      silent.close();
+    }
   });
 });
 

@@ -63,7 +63,7 @@ export class NodeHttpPool {
     const origin = this.#originOf(String(options.origin));
     const { transport, agent } = this.#agentFor(origin.protocol);
     let done = false;
-    let aborted = false;
+    let aborted: Error | null = null;
     let response: IncomingMessage | undefined;
     let connectTimer: NodeJS.Timeout | undefined;
     const fail = (error: Error) => {
@@ -83,16 +83,16 @@ export class NodeHttpPool {
     });
     const controller: Dispatcher.DispatchController = {
       get aborted() {
-        return aborted;
+        return aborted !== null;
       },
       get paused() {
         return response?.isPaused() ?? false;
       },
       get reason() {
-        return null;
+        return aborted;
       },
       abort(reason: Error) {
-        aborted = true;
+        aborted = reason;
         fail(reason);
         request.destroy(reason);
       },
@@ -132,7 +132,7 @@ export class NodeHttpPool {
       });
     });
     handler.onRequestStart?.(controller, {});
-    if (!aborted) request.end(options.body as string | Buffer | undefined);
+    if (aborted === null) request.end(options.body as string | Buffer | undefined);
     return true;
   }
 
