@@ -75,13 +75,13 @@ describe("ingestion over dense blocks", () => {
 
   it("cuts off an answer beyond the size cap and reads its range again in pieces", async () => {
     // One range at a time doubles over the 64 empty blocks and then spans all four dense ones: ~22 MB of logs,
-    // beyond the 16 MiB cap.
+    // beyond the 8 MiB cap.
     const proxy = await startJsonRpcProxy(anvil.rpcUrl);
     const db = join(dir, "cut.sqlite");
     try {
       const result = await indexChain({ rpcUrl: proxy.url, dbPath: db, follow: false, concurrency: 1 });
       expect(result.records).toBe(EVENTS);
-      const cut = proxy.answers.filter((a) => a.bytes > 16 * 2 ** 20);
+      const cut = proxy.answers.filter((a) => a.bytes > 8 * 2 ** 20);
       expect(cut.length).toBeGreaterThan(0);
       expect(cut.every((a) => a.blocks > 1)).toBe(true);
     } finally {

@@ -48,6 +48,10 @@ export interface HttpCall {
   maxBodyBytes?: number | undefined;
 }
 
+/** Announced lengths between these get one buffer up front (small answers come in one chunk anyway). */
+const WHOLE_BODY_FROM = 64 * 1024;
+const WHOLE_BODY_UP_TO = 256 * 2 ** 20;
+
 /** An answer cut off at `HttpCall.maxBodyBytes`; `bytes` is its announced length, when it had one. */
 export class AnswerTooLarge extends Error {
   override name = "AnswerTooLarge";
@@ -202,13 +206,20 @@ function exchange(call: HttpCall): Promise<{ status: number; headers: IncomingHt
     let headers: IncomingHttpHeaders = {};
     let chunks: Buffer[] = [];
     let received = 0;
+    // The body's one buffer when its length is announced: chunks are copied in as they come and dropped, instead
+    // of all being kept and then copied again into one (a large answer's bytes held twice).
+    let whole: Buffer | undefined;
     const settle = (error: Error | undefined) => {
       if (settled) return;
       settled = true;
       clearTimeout(timer);
       call.signal?.removeEventListener("abort", onAbort);
       if (error) reject(error);
-      else resolve({ status, headers, body: Buffer.concat(chunks).toString("utf8") });
+      else {
+        // A body shorter than announced keeps what came.
+        const bytes = whole ? whole.subarray(0, received) : Buffer.concat(chunks);
+        resolve({ status, headers, body: bytes.toString("utf8") });
+      }
     };
     const cancel = (reason: Error) => {
       cancelled = reason;
@@ -243,6 +254,7 @@ function exchange(call: HttpCall): Promise<{ status: number; headers: IncomingHt
             if (cancelled) started.abort(cancelled);
             chunks = []; // a request retried by the pool starts over
             received = 0;
+            whole = undefined;
           },
           onResponseStart(_, statusCode, responseHeaders) {
             status = statusCode;
@@ -250,13 +262,20 @@ function exchange(call: HttpCall): Promise<{ status: number; headers: IncomingHt
             const length = Number(responseHeaders["content-length"]);
             if (call.maxBodyBytes !== undefined && length > call.maxBodyBytes) {
               tooLarge(new AnswerTooLarge(call.maxBodyBytes, status, length));
-            }
+            } else if (length >= WHOLE_BODY_FROM && length <= WHOLE_BODY_UP_TO) whole = Buffer.allocUnsafe(length);
           },
           onResponseData(_, chunk) {
             received += chunk.length;
             if (call.maxBodyBytes !== undefined && received > call.maxBodyBytes) {
               tooLarge(new AnswerTooLarge(call.maxBodyBytes, status, undefined));
-            } else chunks.push(chunk);
+            } else if (whole && received <= whole.length) {
+              chunk.copy(whole, received - chunk.length);
+            } else {
+              // More than announced (never from a sound server): gather what came, from the start.
+              if (whole) chunks = [whole.subarray(0, received - chunk.length)];
+              whole = undefined;
+              chunks.push(chunk);
+            }
           },
           onResponseEnd() {
             settle(undefined);

@@ -112,15 +112,15 @@ const MAX_LOG_INDEX = 2 ** 31 - 1;
  */
 const LOGS_PER_RANGE = 5_000;
 /**
- * A log answer larger than this (about 28,000 logs) is cut off unread and its range read again in pieces sized
+ * A log answer larger than this (about 14,000 logs) is cut off unread and its range read again in pieces sized
  * from the announced length: where a chain turns dense within one range. A single block is read whole.
  */
-const MAX_LOG_ANSWER_BYTES = 16 * 2 ** 20;
+const MAX_LOG_ANSWER_BYTES = 8 * 2 ** 20;
 /**
  * Logs expected in ranges read but not yet committed, beyond which no further range starts (the next one in line
  * always does): over blocks denser than LOGS_PER_RANGE, fewer ranges are read at once than `concurrency`.
  */
-const LOGS_IN_FLIGHT = 4 * LOGS_PER_RANGE;
+const LOGS_IN_FLIGHT = 2 * LOGS_PER_RANGE;
 /** Successful reads after which a refused range size may be tried again. */
 const GROW_AFTER_REFUSAL = 50;
 /** A range the provider refused: read again in smaller pieces. */
@@ -340,6 +340,8 @@ class Indexer {
       for (fill(); queue.length > 0; fill()) {
         const slot = queue[0]!;
         const range = await slot.read!;
+        // Stopped: ranges already read are not committed (the cursor stays where the abort found it).
+        if (this.options.signal?.aborted) return;
         queue.shift();
         if (range === REFUSED) {
           // Read it again as ranges of the size the provider accepts, first in line.
@@ -352,6 +354,8 @@ class Indexer {
         }
         if (!range) return this.chainMoved(slot.from, slot.to);
         this.inconsistent = 0;
+        // The next reads start while this range commits: it holds its records now, no longer its logs.
+        fill();
         if (!(await this.commit(range))) return;
         this.progress(range.to, head);
       }
