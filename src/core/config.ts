@@ -27,7 +27,7 @@ export interface UpstreamConfig {
 export interface Config {
   nftport: UpstreamConfig & {
     apiKey: string | undefined;
-    /** The pool of NFTPort calls when it is not `dispatcher` (loadConfig: `pagingPoolOf` when no proxy is set). */
+    /** The pool of NFTPort calls when it is not `dispatcher` (loadConfig: undici's Agent when no proxy is set). */
     dispatcher?: Dispatcher | undefined;
   };
   mailjet: UpstreamConfig & {
@@ -134,34 +134,20 @@ function dispatcherFor(env: Env): Dispatcher {
 }
 
 let pagingAgent: Dispatcher | undefined;
-let firstPageSent = false;
-const pagingPools = new WeakMap<NodeHttpPool, Dispatcher>();
 
 /**
- * NFTPort's pool when no proxy is set: undici's Agent, loaded on the second call of the process; the first call
- * goes through the node:http pool (`plain`). NFTPort answers are pages of ~30 KB read back to back (`run --all`),
- * where node:http's client cost about 100 µs of CPU a page more than undici's dispatcher (a 50-record page through
- * runNode: 1.2–1.3× a bare undici request instead of 0.85–0.95×) and its garbage took a 600-page `run --all` from
- * 59 to 91 MiB peak RSS (undici: 74 MiB, flat). Loading undici costs ~60 ms of CPU and ~20 MiB, which a process
- * reading a single page (`chainmail run`) would never pay back: it never loads it.
+ * NFTPort's pool when no proxy is set: undici's Agent, loaded on the first NFTPort call. NFTPort answers are pages
+ * of ~30 KB read back to back (`run --all`), where node:http's client cost about 100 µs of CPU a page more than
+ * undici's dispatcher (a 50-record page through runNode: 1.2–1.3× a bare undici request instead of 0.85–0.95×) and
+ * its garbage took a 600-page `run --all` from 59 to 91 MiB peak RSS (undici: 74 MiB, flat). Mail and RPC keep the
+ * node:http pool: few, larger answers, where undici's load and WebAssembly compile (~60 ms, ~20 MiB) do not pay back.
  */
-function pagingPoolOf(plain: NodeHttpPool): Dispatcher {
-  let pool = pagingPools.get(plain);
-  if (!pool) {
-    pool = {
-      dispatch(options: Dispatcher.DispatchOptions, handler: Dispatcher.DispatchHandler): boolean {
-        if (!pagingAgent && !firstPageSent) {
-          firstPageSent = true;
-          return plain.dispatch(options, handler);
-        }
-        pagingAgent ??= new (load("undici") as typeof import("undici")).Agent({ connections: 64 });
-        return pagingAgent.dispatch(options, handler);
-      },
-    } as Dispatcher;
-    pagingPools.set(plain, pool);
-  }
-  return pool;
-}
+const pagingPool = {
+  dispatch(options: Dispatcher.DispatchOptions, handler: Dispatcher.DispatchHandler): boolean {
+    pagingAgent ??= new (load("undici") as typeof import("undici")).Agent({ connections: 64 });
+    return pagingAgent.dispatch(options, handler);
+  },
+} as Dispatcher;
 
 export function loadConfig(env: Env = process.env): Config {
   const indexRpc = upstream(env, "INDEX_RPC", "");
@@ -171,7 +157,7 @@ export function loadConfig(env: Env = process.env): Config {
     nftport: {
       ...upstream(env, "NFTPORT", "https://api.nftport.xyz"),
       apiKey: env.NFTPORT_API_KEY || undefined,
-      dispatcher: dispatcher instanceof NodeHttpPool ? pagingPoolOf(dispatcher) : undefined,
+      dispatcher: dispatcher instanceof NodeHttpPool ? pagingPool : undefined,
     },
     mailjet: {
       ...upstream(env, "MAILJET", "https://api.mailjet.com"),
