@@ -186,7 +186,7 @@ describe("email-send: sending", () => {
     ).toBe(61);
   });
 
-  it("forwards fields SPEC.md does not list, and the root fields to every call", async () => {
+  it("forwards fields the schema does not list, and the root fields to every call", async () => {
     const before = mj.requests.length;
     const messages = batch(60, { ReplyTo: { Email: "help@chainmail.test" }, Priority: 3, TrackOpens: "disabled" });
     const request = {

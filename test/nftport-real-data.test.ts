@@ -1,5 +1,5 @@
 /**
- * Real NFTPort records (saved responses, test/fixtures/nftport) through the nodes, exactly; SPEC.md input rules;
+ * Real NFTPort records (saved responses, test/fixtures/nftport) through the nodes, exactly; the input rules;
  * and the proxy settings. All against the local NFTPort server on loopback.
  */
 import { readFileSync } from "node:fs";
@@ -157,7 +157,7 @@ describe("real upstream records round-trip exactly", () => {
   });
 });
 
-describe("SPEC.md input rules", () => {
+describe("input rules", () => {
   const run = (node: AnyNode, input: unknown) =>
     runNode(node, input, { config }) as Promise<{
       data?: { transactions: { block_number?: number }[] };

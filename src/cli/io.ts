@@ -2,7 +2,7 @@
 import { readFile } from "node:fs/promises";
 import { parseJson, stringifyJson } from "../core/json.js";
 
-/** Exit statuses (DESIGN.md): 0 success port fired, 1 error port fired, 2 usage error. */
+/** Exit statuses: 0 success port fired, 1 error port fired, 2 usage error. */
 export const EXIT = { OK: 0, ERROR: 1, USAGE: 2 } as const;
 
 export class UsageError extends Error {

@@ -1,6 +1,6 @@
 /**
- * Configuration from the environment (DESIGN.md, Configuration). `loadConfig` takes any env-like record, so a
- * library user or a test builds a config without touching `process.env`.
+ * Configuration from the environment. `loadConfig` takes any env-like record, so a library user or a test builds a
+ * config without touching `process.env`.
  */
 import { createRequire } from "node:module";
 import type { Dispatcher } from "undici";

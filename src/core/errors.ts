@@ -113,7 +113,7 @@ export function httpStatusOf(code: string | undefined): number {
   return (code && statusByCode[code]) || 500;
 }
 
-/** The payload of every `error` port: `{ error, details }` (SPEC.md, Errors). */
+/** The payload of every `error` port: `{ error, details }`. */
 export interface ErrorPayload {
   /** A sentence a person can act on: what failed and what to do about it. */
   error: string;

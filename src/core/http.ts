@@ -14,7 +14,7 @@ import type { Dispatcher } from "undici";
 import type { RetryPolicy } from "./config.js";
 import { ChainmailError } from "./errors.js";
 
-/** An upstream's answer as received: what every node's `response` port carries (SPEC.md, Raw response). */
+/** An upstream's answer as received: what every node's `response` port carries. */
 export interface RawResponse {
   status: number;
   /** Names in lower case; secrets scrubbed. */

@@ -32,9 +32,9 @@ export type PortValues<P extends TProperties> = { [K in keyof P]: Static<P[K]> }
 export type NodeOutput<P extends TProperties> = Partial<PortValues<P>>;
 
 export interface NodeDefinition<I extends TProperties = TProperties, O extends TProperties = TProperties> {
-  /** Stable id (DESIGN.md), e.g. `nft-transactions-by-token`. */
+  /** Stable id, e.g. `nft-transactions-by-token`. */
   id: string;
-  /** Version group from SPEC.md: `v0` for the retrievers, `v3.1` for the email sender. */
+  /** Version group: `v0` for the retrievers, `v3.1` for the email sender. */
   version: string;
   title: string;
   description: string;
@@ -61,7 +61,7 @@ export function defineNode<I extends TProperties, O extends TProperties>(
 
 export type AnyNode = NodeDefinition<any, any>;
 
-/** Output of a node whose error port is the SPEC.md `{error, details}` shape. */
+/** Output of a node whose error port has the `{ error, details }` shape. */
 export interface GenericOutput {
   [port: string]: unknown;
   error?: ErrorPayload;

@@ -7,8 +7,8 @@ import { isObject, messageProblems } from "../transports/message-rules.js";
 import { NO_LOGIN } from "../transports/types.js";
 
 /**
- * SPEC.md operation 4: sends a batch of messages through the configured transport (Mailjet Send API v3.1 by
- * default) and reports one result per message, in input order. Any number of messages: the transport splits.
+ * Sends a batch of messages through the configured transport (Mailjet Send API v3.1 by default) and reports one
+ * result per message, in input order. Any number of messages: the transport splits.
  */
 export const emailSend = defineNode({
   id: "email-send",

@@ -2,7 +2,7 @@ import { defineNode } from "../core/node.js";
 import { ByContractQuery } from "../schemas/transactions.js";
 import { fromSource, retrieverInputs, retrieverOutputs, withApiKeyDefault } from "./retriever.js";
 
-/** SPEC.md operation 1: transactions and order-book activity of one contract, newest first. */
+/** Transactions and order-book activity of one contract, newest first. */
 export const nftTransactionsByContract = defineNode({
   id: "nft-transactions-by-contract",
   version: "v0",

@@ -2,7 +2,7 @@ import { defineNode } from "../core/node.js";
 import { ByTokenQuery } from "../schemas/transactions.js";
 import { fromSource, retrieverInputs, retrieverOutputs, withApiKeyDefault } from "./retriever.js";
 
-/** SPEC.md operation 3: transactions of one token, newest first. An empty history is an empty page. */
+/** Transactions of one token, newest first. An empty history is an empty page. */
 export const nftTransactionsByToken = defineNode({
   id: "nft-transactions-by-token",
   version: "v0",

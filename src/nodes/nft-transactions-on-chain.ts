@@ -4,7 +4,7 @@ import { fromSource, retrieverInputs, retrieverOutputs, withApiKeyDefault } from
 
 const isInteger = (value: unknown): value is number | bigint => typeof value === "number" || typeof value === "bigint";
 
-/** SPEC.md operation 2: transactions of the whole chain, oldest first, optionally within a block range. */
+/** Transactions of the whole chain, oldest first, optionally within a block range. */
 export const nftTransactionsOnChain = defineNode({
   id: "nft-transactions-on-chain",
   version: "v0",

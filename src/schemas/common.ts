@@ -31,7 +31,7 @@ export const Uint64 = (description: string) =>
     "x-rule": `an integer from 0 to ${UINT64_MAX} (uint64)`,
   });
 
-/** Port `response`, all operations: the raw upstream answer (SPEC.md, Raw response). */
+/** Port `response`, all operations: the raw upstream answer. */
 export const RawResponse = Type.Object(
   {
     status: Type.Number({ description: "HTTP status of the upstream answer" }),
@@ -42,7 +42,7 @@ export const RawResponse = Type.Object(
 );
 export type RawResponse = Static<typeof RawResponse>;
 
-/** Port `error`: a message a person can act on and details a program can act on (SPEC.md, Errors). */
+/** Port `error`: a message a person can act on and details a program can act on. */
 export const ErrorPayloadSchema = Type.Object(
   {
     error: Type.String({ description: "What failed and what to do about it" }),
@@ -56,7 +56,7 @@ export const ErrorPayloadSchema = Type.Object(
   { $id: "ErrorPayload", title: "Error" },
 );
 
-/** Only `ethereum` is supported (SPEC.md rule 1). */
+/** Only `ethereum` is supported. */
 export const Chain = Type.Literal("ethereum", { default: "ethereum", description: "Only `ethereum` is supported" });
 
 /**

@@ -1,6 +1,6 @@
 /**
- * SPEC.md's email tables (operation 4) as TypeBox schemas. Messages and the request keep unknown fields:
- * the Mailjet Send API v3.1 knows more than SPEC.md lists (Globals, ReplyTo, Priority, …) and they are forwarded.
+ * The email-send node's ports as TypeBox schemas. Messages and the request keep unknown fields: the Mailjet
+ * Send API v3.1 knows more fields than are listed here (Globals, ReplyTo, Priority, …) and they are forwarded.
  */
 import { type Static, Type } from "@sinclair/typebox";
 import { ExactInteger, NO_CONTROL_PATTERN } from "./common.js";
@@ -43,7 +43,7 @@ export const EmailMessage = Type.Object(
     HTMLPart: Type.Optional(Type.String()),
     Attachments: Type.Optional(Type.Array(Attachment)),
     InlinedAttachments: Type.Optional(Type.Array(InlinedAttachment)),
-    // SPEC.md says string values; Mailjet's templating also takes numbers, arrays and objects, so they pass.
+    // Any JSON value, not only strings: Mailjet's templating also takes numbers, arrays and objects.
     Variables: Type.Optional(Type.Record(Type.String(), Type.Any())),
     TemplateLanguage: Type.Optional(Type.Literal(true, { description: "Only the literal true is allowed" })),
     TemplateID: Type.Optional(Type.Integer({ minimum: 1 })),

@@ -1,8 +1,8 @@
 /**
- * SPEC.md's transaction payload tables as TypeBox schemas: one source for the TypeScript types, runtime
+ * The transaction retrievers' ports and records as TypeBox schemas: one source for the TypeScript types, runtime
  * validation of inputs and the JSON Schema that `chainmail nodes`, `GET /nodes` and `/openapi.json` print.
  *
- * Record schemas describe what SPEC.md promises and admit what the real upstream sends beyond it (extra fields,
+ * Record schemas describe the documented fields and admit what the real upstream sends beyond them (extra fields,
  * token ids as strings, quantities beyond 2^53): records are passed through unchanged, never trimmed.
  */
 import { type Static, Type } from "@sinclair/typebox";
@@ -11,16 +11,17 @@ import { Address, Chain, ExactInteger, HEADER_VALUE_PATTERN, Uint64 } from "./co
 const open = { additionalProperties: true } as const;
 
 const TokenIdNumber = Type.Union([ExactInteger(), Type.String({ pattern: "^[0-9]+$" })], {
-  description: "SPEC.md: a number. NFTPort sends a decimal string (uint256, up to 78 digits); passed through as sent",
+  description:
+    "An integer or a decimal string: NFTPort sends a decimal string (uint256, up to 78 digits), passed through as sent",
 });
 const Quantity = ExactInteger({
-  description: "SPEC.md: always 1. Real ERC-1155 rows carry larger quantities, beyond 2^53 (kept exact)",
+  description: "1 for ERC-721; ERC-1155 rows carry larger quantities, beyond 2^53 (kept exact)",
 });
 const BlockNumber = Type.Integer({ minimum: 0 });
 const TransactionDate = Type.String({ description: "UTC, `YYYY-MM-DDTHH:MM:SS` in real data (no zone suffix)" });
 const Marketplace = Type.String({
   description:
-    "SPEC.md: marketplace_a | marketplace_b. NFTPort: opensea, rarible, cryptopunks, looksrare, x2y2; the own index adds blur, sudoswap, seaport",
+    "Marketplace name, as the source sends it. NFTPort: opensea, rarible, cryptopunks, looksrare, x2y2; the own index adds blur, sudoswap, seaport",
 });
 
 export const NftObject = Type.Object(

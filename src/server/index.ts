@@ -1,4 +1,4 @@
-/** The HTTP service (DESIGN.md, "HTTP service"): `startServer` for the CLI and the demo, `buildApp` for tests. */
+/** The HTTP service: `startServer` for the CLI and the demo, `buildApp` for tests. */
 import type { Config } from "../core/config.js";
 import { ChainmailError } from "../core/errors.js";
 import { buildApp, type LoggerOption } from "./app.js";

@@ -204,7 +204,7 @@ export function forbiddenHeader(name: string): MessageProblem {
 }
 
 /**
- * Mailjet's `Globals` rules (reference §4.2): scalars from the message win, objects merge key-wise (message keys
+ * Mailjet's `Globals` rules (Send API v3.1 docs): scalars from the message win, objects merge key-wise (message keys
  * win), arrays concatenate (globals first).
  */
 export function applyGlobals<M extends Loose>(globals: Loose | undefined, message: M): M {

@@ -29,7 +29,7 @@ export interface MailTransport {
 
 /**
  * The `params` the email-send node fills in for the smtp and outbox transports when the caller gave none (the
- * SPEC.md port requires both fields): smtp then logs in with SMTP_URL's login, outbox needs none.
+ * `params` port requires both fields): smtp then logs in with SMTP_URL's login, outbox needs none.
  */
 export const NO_LOGIN = { "user id": "-", password: "-" } as const satisfies EmailParams;
 

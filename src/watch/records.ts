@@ -1,6 +1,7 @@
 /**
- * What the watch needs to know about one transaction record, whatever its shape (SPEC.md A–D): its place in time,
- * a key that names it across re-reads and reorgs, whether a rule wants it, and the values its templates may use.
+ * What the watch needs to know about one transaction record, whatever its shape (transfer, sale, bid or listing):
+ * its place in time, a key that names it across re-reads and reorgs, whether a rule wants it, and the values its
+ * templates may use.
  */
 import { createHash } from "node:crypto";
 import { stringifyJson } from "../core/json.js";

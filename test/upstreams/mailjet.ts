@@ -1,6 +1,6 @@
 /**
- * A local Mailjet-compatible Send API v3.1 server on loopback, following ../shared/reference/mailjet-send-v3.1.md
- * §12: Basic auth first (401 JSON without ErrorCode; mj-0001 for a suspended key), mj-0002 for malformed JSON,
+ * A local Mailjet-compatible Send API v3.1 server on loopback, following Mailjet's documented behaviour: Basic auth
+ * first (401 JSON without ErrorCode; mj-0001 for a suspended key), mj-0002 for malformed JSON,
  * mj-0004 / mj-0003 / mj-0007 for a wrong root, mj-0004 for a known field of the wrong JSON type, Globals merged
  * (an invalid Globals answers `{"Globals":{…}}`), send-0015 above 50 recipients per call, per-message validation
  * (send-0003, mj-0012, mj-0013, mj-0007, mj-0006, send-0008 403, send-0010, send-0012), 200 / 400 (403 when every
@@ -117,7 +117,7 @@ function item(code: string, status: number, message: string, related: string[]):
   };
 }
 
-/** Globals merge rules (reference §4.2): objects key-wise, arrays concatenated, scalars replaced. */
+/** Globals merge rules (Send API v3.1 docs): objects key-wise, arrays concatenated, scalars replaced. */
 function applyGlobals(globals: Loose, message: Loose): Loose {
   const out: Loose = { ...message };
   for (const [key, value] of Object.entries(globals)) {

@@ -1,5 +1,5 @@
 /**
- * A local NFTPort-compatible server on loopback, faithful to ../shared/reference/nftport-v0.md:
+ * A local NFTPort-compatible server on loopback, faithful to NFTPort's API v0 as documented and as seen in real data:
  * paths, raw-key auth (401 authorization_missing / invalid_api_key, 403 invalid_credentials), `chain` and `type`
  * validation (422 NOK envelopes), repeated `type` keys, page_size 1..50 (default 50), opaque continuations
  * (`<epoch ms>_<24 hex>` per contract/token, base64 of `<epoch s>_<24 hex>` chain-wide) present only on full
@@ -15,7 +15,7 @@ export const VALID_KEY = "3f2b8c1e-6a4d-4e8f-9b7a-1c2d3e4f5a6b";
 export const SUSPENDED_KEY = "00000000-0000-4000-8000-00000000dead";
 const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
 const ADDRESS = /^0x[0-9a-fA-F]{40}$/;
-/** The `type` filter values NFTPort's spec lists for every transactions endpoint (reference §3.1, §4.7): no `bid`. */
+/** The `type` filter values NFTPort's API v0 docs list for every transactions endpoint: no `bid`. */
 const FILTER_TYPES = ["transfer", "mint", "burn", "sale", "list", "all"];
 
 export type Rec = Record<string, unknown> & { type: string; block_number?: number; transaction_date: string };
@@ -118,7 +118,7 @@ function contractOf(r: Rec): string {
 
 /**
  * NFTPort filter semantics: `all` is no filter; `list` also returns `cancel_list`. On the by-NFT endpoint `sale`
- * also returns `cancel_list` rows, as every real `type=sale` response did (reference §4.7, S4b/S4c).
+ * also returns `cancel_list` rows, as every real `type=sale` response did.
  */
 function matches(r: Rec, types: string[], byNft: boolean): boolean {
   if (types.length === 0 || types.includes("all")) return true;

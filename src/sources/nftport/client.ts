@@ -1,5 +1,5 @@
 /**
- * NFTPort API v0 transport for the three transaction endpoints (../shared/reference/nftport-v0.md).
+ * NFTPort API v0 transport for the three transaction endpoints.
  *
  * - `Authorization: <api_key>`, the raw key, no scheme.
  * - Several `type` values go as repeated keys: `?type=sale&type=transfer`.
@@ -230,7 +230,7 @@ function fail(response: RawResponse, error: ChainmailError): RetrieverOutcome {
 
 const enc = encodeURIComponent;
 
-/** The values NFTPort's `type` filter accepts (reference §4.7); SPEC.md's by-contract list adds `bid`. */
+/** The values NFTPort's `type` filter accepts (NFTPort API v0 docs); the by-contract node also offers `bid`. */
 const FILTER_TYPES: ReadonlySet<string> = new Set(["transfer", "mint", "burn", "sale", "list", "all"]);
 
 /** Upstream pages one by-contract call may read while looking for a kind NFTPort cannot filter. */

@@ -1,6 +1,5 @@
 /**
- * One call to the Mailjet Send API v3.1 (../shared/reference/mailjet-send-v3.1.md) and what its answer means
- * for the messages in it.
+ * One call to the Mailjet Send API v3.1 and what its answer means for the messages in it.
  *
  * - `POST {MAILJET_BASE_URL}/v3.1/send`, HTTP Basic with the API key as user and the secret key as password.
  * - Retried only when the request cannot have been delivered: 429, or a connection that never opened. A timeout,

@@ -73,7 +73,7 @@ export const currencyOf = (token: string): string | null => (token === ZERO_ADDR
 
 /**
  * The standard of an NFT that an event does not name, from the transfer of that token in the same transaction
- * (reference rule: no `eth_call` needed). Without one among the logs read, `quantity` decides: 1 → ERC721.
+ * (no `eth_call` needed). Without one among the logs read, `quantity` decides: 1 → ERC721.
  */
 export function standardInTx(tx: TxContext, contract: string, tokenId: bigint, quantity: bigint): ContractType {
   for (const log of tx.logs) {
