@@ -121,6 +121,8 @@ const MAX_LOG_ANSWER_BYTES = 8 * 2 ** 20;
  * always does): over blocks denser than LOGS_PER_RANGE, fewer ranges are read at once than `concurrency`.
  */
 const LOGS_IN_FLIGHT = 2 * LOGS_PER_RANGE;
+/** Blocks of the first range. */
+const FIRST_RANGE = 10;
 /** Successful reads after which a refused range size may be tried again. */
 const GROW_AFTER_REFUSAL = 50;
 /** A range the provider refused: read again in smaller pieces. */
@@ -182,6 +184,8 @@ class Indexer {
   /** The range never grows past a size refused recently. */
   private ceiling: number;
   private sinceRefusal = 0;
+  /** The ceiling is a range size the provider stated in its refusal. */
+  private stated = false;
   /** Logs per block in the last range read. */
   private density = 0;
   private readonly concurrency: number;
@@ -205,8 +209,9 @@ class Indexer {
     this.feed = options.priceFeed?.toLowerCase();
     this.safeDepth = options.safeDepth ?? 0;
     this.maxRange = Math.max(1, options.maxRange ?? 2000);
-    // Start small and double over sparse blocks: a dense first range would be read whole before it can shrink.
-    this.range = 1;
+    // Start small and double over sparse blocks (10 blocks: what the strictest providers accept), since a dense
+    // first range is read before it can shrink.
+    this.range = Math.min(this.maxRange, FIRST_RANGE);
     this.ceiling = this.maxRange;
     this.concurrency = Math.max(1, options.concurrency ?? DEFAULT_CONCURRENCY);
     const config = options.config ?? defaultConfig();
@@ -453,7 +458,7 @@ class Indexer {
       const logs = await this.rpc.call<RawLog[]>("eth_getLogs", [filter], size > 1 ? MAX_LOG_ANSWER_BYTES : undefined);
       // Grow after a success, but not back past a size refused in the last GROW_AFTER_REFUSAL reads, and not
       // beyond LOGS_PER_RANGE at the density just seen.
-      if (++this.sinceRefusal >= GROW_AFTER_REFUSAL) this.ceiling = this.maxRange;
+      if (++this.sinceRefusal >= GROW_AFTER_REFUSAL && !this.stated) this.ceiling = this.maxRange;
       this.density = logs.length / size;
       const dense = logs.length > 0 ? Math.floor((size * LOGS_PER_RANGE) / logs.length) : Number.POSITIVE_INFINITY;
       // Doubling the size just read, not the current size that concurrent reads may have doubled already.
@@ -469,7 +474,10 @@ class Indexer {
       this.range = Math.max(1, Math.min(size - 1, this.range, suggested ?? Math.floor(size / 2)));
       // A provider's limit caps the range for a while; an answer too large only says this stretch is dense.
       if (err instanceof RpcAnswerTooLarge) return undefined;
-      this.ceiling = Math.min(this.ceiling, size - 1);
+      // A provider that says which range works is taken at its word and not probed again (each probe costs a
+      // refusal per range read at once); otherwise one block less is tried, and more again later.
+      this.ceiling = Math.min(this.ceiling, size - 1, suggested ?? size - 1);
+      this.stated = suggested !== undefined;
       this.sinceRefusal = 0;
       return undefined;
     }
