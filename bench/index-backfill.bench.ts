@@ -5,7 +5,7 @@
  * holding 100,000 ERC-721 mint events, 100 per block. Records/s with `concurrency` 1, 4, 8 and 16 on SQLite and on
  * PostgreSQL, and the speedup over 1 (the goal: at least 4× at 8).
  *
- * BENCH_BACKFILL_EVENTS scales it down; TEST_POSTGRES_URL as in index-store.bench.ts.
+ * BENCH_BACKFILL_EVENTS scales it down, BENCH_BACKFILL_CONCURRENCY picks the concurrencies (e.g. `1,8`); TEST_POSTGRES_URL as in index-store.bench.ts.
  */
 import { mkdirSync, rmSync } from "node:fs";
 import { join } from "node:path";
@@ -21,7 +21,7 @@ const EVENTS = Number(process.env.BENCH_BACKFILL_EVENTS ?? 100_000);
 const PER_BLOCK = 100;
 const LATENCY_MS = 100;
 const MAX_BLOCKS = 10;
-const CONCURRENCY = [1, 4, 8, 16];
+const CONCURRENCY = (process.env.BENCH_BACKFILL_CONCURRENCY ?? "1,4,8,16").split(",").map(Number);
 const dir = join(import.meta.dirname, "..", ".bench-tmp", "index-backfill");
 
 export default async function bench(): Promise<void> {

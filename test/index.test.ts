@@ -187,8 +187,8 @@ describe("indexChain", () => {
       const proxy = await startJsonRpcProxy(anvil.rpcUrl, { maxBlocks: 3, refusal: style });
       try {
         const db = await dbPath(`refused-${style}`);
-        // One range at a time, from 4 blocks (the first range is at most 10): refused, it shrinks below 3 and grows
-        // back to 3 within this short chain.
+        // One range at a time, at most 4 blocks: it grows to 4, is refused, shrinks below 3 and grows back to 3
+        // within this short chain.
         const result = await indexChain(options(db, { rpcUrl: proxy.url, maxRange: 4, concurrency: 1 }));
         expect(result.lastBlock).toBe(chain.head);
         expect(await allOnChain(db)).toEqual(chain.expected);
