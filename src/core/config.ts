@@ -136,6 +136,19 @@ function dispatcherFor(env: Env): Dispatcher {
 let pagingAgent: Dispatcher | undefined;
 
 /**
+ * undici's Agent class alone: its module and the 23 it needs load in ~20 ms, where `require("undici")` loads 110
+ * (fetch, cookies, WebSocket, Node's own copy of undici) in ~65 ms, which a `chainmail run` paid on every start.
+ * undici 7 has no exports map; should a release move the file, the whole package still serves.
+ */
+function undiciAgent(): typeof import("undici").Agent {
+  try {
+    return load("undici/lib/dispatcher/agent.js") as typeof import("undici").Agent;
+  } catch {
+    return (load("undici") as typeof import("undici")).Agent;
+  }
+}
+
+/**
  * NFTPort's pool when no proxy is set: undici's Agent, loaded on the first NFTPort call. NFTPort answers are pages
  * of ~30 KB read back to back (`run --all`), where node:http's client cost about 100 µs of CPU a page more than
  * undici's dispatcher (a 50-record page through runNode: 1.2–1.3× a bare undici request instead of 0.85–0.95×) and
@@ -144,7 +157,7 @@ let pagingAgent: Dispatcher | undefined;
  */
 const pagingPool = {
   dispatch(options: Dispatcher.DispatchOptions, handler: Dispatcher.DispatchHandler): boolean {
-    pagingAgent ??= new (load("undici") as typeof import("undici")).Agent({ connections: 64 });
+    pagingAgent ??= new (undiciAgent())({ connections: 64 });
     return pagingAgent.dispatch(options, handler);
   },
 } as Dispatcher;
