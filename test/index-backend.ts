@@ -9,7 +9,11 @@ import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import pg from "pg";
+import { loadConfig } from "../src/core/config.js";
+import { runNode } from "../src/core/node.js";
 import type { Engine } from "../src/db/database.js";
+import { nftTransactionsOnChain } from "../src/nodes/index.js";
+import type { TransactionRecord } from "../src/schemas/transactions.js";
 
 export interface IndexBackend {
   engine: Engine;
@@ -85,4 +89,15 @@ export async function openBackend(prefix: string): Promise<IndexBackend> {
       removeDir();
     },
   };
+}
+
+/** Every record of the index at `db` of the given types, whole chain, through the on-chain node (one page). */
+export async function recordsInIndex(db: string, types: string[]): Promise<TransactionRecord[]> {
+  const result = await runNode(
+    nftTransactionsOnChain,
+    { query: { type: types, page_size: 1000 }, params: {} },
+    { config: loadConfig({ NFT_SOURCE: "index", INDEX_DB: db }) },
+  );
+  if (result.error) throw new Error(`the index answered an error: ${result.error.error}`);
+  return result.data!.transactions;
 }

@@ -7,16 +7,13 @@
  */
 import { type Abi, formatUnits, type Hex } from "viem";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { loadConfig } from "../src/core/config.js";
-import { runNode } from "../src/core/node.js";
 import { type Address, type Artifact, type ChainConnection, call, connect } from "../src/demo/contracts.js";
-import { nftTransactionsOnChain } from "../src/nodes/index.js";
 import type { TransactionRecord } from "../src/schemas/transactions.js";
 import { closeIndexSources } from "../src/sources/index/source.js";
 import { CRYPTOPUNKS } from "../src/sources/index/venues/cryptopunks.js";
 import market from "./fixtures/cryptopunks/CryptoPunksMarket.json" with { type: "json" };
 import { runCli } from "./helpers.js";
-import { type IndexBackend, openBackend } from "./index-backend.js";
+import { type IndexBackend, openBackend, recordsInIndex } from "./index-backend.js";
 import { type Anvil, startAnvil } from "./index-helpers.js";
 import { placeContract } from "./place-contract.js";
 
@@ -142,15 +139,7 @@ afterAll(async () => {
   await backend?.close();
 });
 
-async function onChain(types: string[]): Promise<TransactionRecord[]> {
-  const result = await runNode(
-    nftTransactionsOnChain,
-    { query: { type: types, page_size: 1000 }, params: {} },
-    { config: loadConfig({ NFT_SOURCE: "index", INDEX_DB: db }) },
-  );
-  expect(result.error).toBeUndefined();
-  return result.data!.transactions;
-}
+const onChain = (types: string[]) => recordsInIndex(db, types);
 
 describe("CryptoPunks on anvil through chainmail index", () => {
   it("the contract really logs an accepted bid with price 0 and buyer 0x0", async () => {

@@ -11,8 +11,6 @@
  */
 import { type Abi, formatUnits, type Hex, maxUint256 } from "viem";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { loadConfig } from "../src/core/config.js";
-import { runNode } from "../src/core/node.js";
 import {
   type Address,
   type Artifact,
@@ -22,14 +20,13 @@ import {
   connect,
   deploy,
 } from "../src/demo/contracts.js";
-import { nftTransactionsOnChain } from "../src/nodes/index.js";
 import type { TransactionRecord } from "../src/schemas/transactions.js";
 import { closeIndexSources } from "../src/sources/index/source.js";
 import { LOOKSRARE_V2 } from "../src/sources/index/venues/looksrare.js";
 import looksRareProtocol from "./fixtures/looksrare-v2/LooksRareProtocol.json" with { type: "json" };
 import transferManager from "./fixtures/looksrare-v2/TransferManager.json" with { type: "json" };
 import { runCli } from "./helpers.js";
-import { type IndexBackend, openBackend } from "./index-backend.js";
+import { type IndexBackend, openBackend, recordsInIndex } from "./index-backend.js";
 import { type Anvil, startAnvil } from "./index-helpers.js";
 import { placeContract } from "./place-contract.js";
 
@@ -246,15 +243,7 @@ afterAll(async () => {
   await backend?.close();
 });
 
-async function onChain(types: string[]): Promise<TransactionRecord[]> {
-  const result = await runNode(
-    nftTransactionsOnChain,
-    { query: { type: types, page_size: 1000 }, params: {} },
-    { config: loadConfig({ NFT_SOURCE: "index", INDEX_DB: db }) },
-  );
-  expect(result.error).toBeUndefined();
-  return result.data!.transactions;
-}
+const onChain = (types: string[]) => recordsInIndex(db, types);
 
 /** The sale records of a fill, from the order, its receipt and its block (never from the index). */
 async function expectedSales(fill: Fill): Promise<TransactionRecord[]> {

@@ -4,14 +4,11 @@
  * record is compared with the values the fixture's source (or, where it says so, a hand reading) gives.
  */
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { loadConfig } from "../src/core/config.js";
-import { runNode } from "../src/core/node.js";
-import { nftTransactionsOnChain } from "../src/nodes/index.js";
 import type { TransactionRecord } from "../src/schemas/transactions.js";
 import { formatUnits, TOPIC } from "../src/sources/index/decode.js";
 import { closeIndexSources } from "../src/sources/index/source.js";
 import { runCli } from "./helpers.js";
-import { type IndexBackend, openBackend } from "./index-backend.js";
+import { type IndexBackend, openBackend, recordsInIndex } from "./index-backend.js";
 import { loadFixtures, type MainnetFixture, type MainnetNode, startMainnetNode } from "./upstreams/mainnet-logs.js";
 
 const fixtures = loadFixtures();
@@ -39,15 +36,7 @@ afterAll(async () => {
   await backend?.close();
 });
 
-async function onChain(types: string[]): Promise<TransactionRecord[]> {
-  const result = await runNode(
-    nftTransactionsOnChain,
-    { query: { type: types, page_size: 1000 }, params: {} },
-    { config: loadConfig({ NFT_SOURCE: "index", INDEX_DB: db }) },
-  );
-  expect(result.error).toBeUndefined();
-  return result.data!.transactions;
-}
+const onChain = (types: string[]) => recordsInIndex(db, types);
 
 /** The sale records a fixture's source says its transaction holds, in NFTPort's shape. */
 function expectedSales(f: MainnetFixture): TransactionRecord[] {
