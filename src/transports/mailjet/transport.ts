@@ -14,7 +14,6 @@ import type { EmailParams, EmailRequest } from "../../schemas/email.js";
 import type { MailTransport, SendOutcome } from "../types.js";
 import { type Chunk, splitIntoChunks } from "./chunks.js";
 import { type CallOutcome, postSend } from "./client.js";
-
 import { lookupByCustomId } from "./history.js";
 import { mergeOutcomes, notAttempted } from "./results.js";
 
