@@ -1,8 +1,9 @@
 /**
  * Ingestion over a dense chain (issue 13): 40,000 ERC-721 mints, 10,000 per block, read through a recording
  * JSON-RPC proxy in front of anvil. The index must come out exact and complete (token ids beyond 2^64), while
- * the ranges read adapt to the density (one dense block at a time once it is known), and an answer beyond the
- * size cap is cut off and read again in pieces rather than held whole.
+ * the ranges read adapt to the density (one dense block at a time once it is known, and before that where the
+ * headers' blooms show it), and an answer beyond the size cap is cut off and read again in pieces rather than held
+ * whole.
  */
 import { rmSync } from "node:fs";
 import { tmpdir } from "node:os";
@@ -73,10 +74,25 @@ describe("ingestion over dense blocks", () => {
     }
   });
 
-  it("cuts off an answer beyond the size cap and reads its range again in pieces", async () => {
-    // One range at a time doubles over the 64 empty blocks and then spans all four dense ones: ~22 MB of logs,
-    // beyond the 8 MiB cap.
+  it("asks no range beyond the size cap where the headers' blooms show the dense blocks coming", async () => {
+    // One range at a time doubles over the 64 empty blocks and would then span all four dense ones (~22 MB of
+    // logs); the full bloom of its last block splits it before the logs are asked for.
     const proxy = await startJsonRpcProxy(anvil.rpcUrl);
+    const db = join(dir, "bloom.sqlite");
+    try {
+      const result = await indexChain({ rpcUrl: proxy.url, dbPath: db, follow: false, concurrency: 1 });
+      expect(result.records).toBe(EVENTS);
+      expect(proxy.answers.filter((a) => a.bytes > 8 * 2 ** 20)).toEqual([]);
+      expect(proxy.answers.filter((a) => a.logs > 0).every((a) => a.blocks === 1 && a.logs === PER_BLOCK)).toBe(true);
+    } finally {
+      await proxy.close();
+    }
+  });
+
+  it("cuts off an answer beyond the size cap and reads its range again in pieces", async () => {
+    // Without blooms in the headers, the range grown over the 64 empty blocks spans all four dense ones: ~22 MB
+    // of logs, beyond the 8 MiB cap.
+    const proxy = await startJsonRpcProxy(anvil.rpcUrl, { withoutBloom: true });
     const db = join(dir, "cut.sqlite");
     try {
       const result = await indexChain({ rpcUrl: proxy.url, dbPath: db, follow: false, concurrency: 1 });

@@ -6,6 +6,7 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import type { TransactionRecord } from "../src/schemas/transactions.js";
 import { formatUnits, TOPIC } from "../src/sources/index/decode.js";
+import { indexChain } from "../src/sources/index/indexer.js";
 import { closeIndexSources } from "../src/sources/index/source.js";
 import { runCli } from "./helpers.js";
 import { type IndexBackend, openBackend, recordsInIndex } from "./index-backend.js";
@@ -111,5 +112,49 @@ describe("real mainnet sales through chainmail index", () => {
   it("look up each Blur v2 transaction's sender once", () => {
     const blurV2 = new Set(fixtures.filter((f) => f.venue === "blur-v2").map((f) => f.logs[0]!.transactionHash));
     expect(node.calls.get("eth_getTransactionByHash")).toBe(blurV2.size);
+  });
+});
+
+describe("a sale in a transaction with more logs than the decoding keeps while reading", () => {
+  it("is decoded all the same: the transaction's logs are read again from the answer", async () => {
+    // A real Wyvern sale (its decoder reads the payment from the transaction's other logs), followed in the same
+    // transaction by 2,500 ERC-20 transfers of another token: more than the logs kept per transaction.
+    const [real] = loadFixtures().filter((f) => f.file === "wyvern-0x0003e5c7.json");
+    const last = Number(real!.logs[real!.logs.length - 1]!.logIndex);
+    const padding = Array.from({ length: 2_500 }, (_, i) => ({
+      address: `0x${"e2".repeat(20)}`,
+      topics: [TOPIC.transfer, `0x${"0".repeat(24)}${"11".repeat(20)}`, `0x${"0".repeat(24)}${"22".repeat(20)}`],
+      data: `0x${(i + 1).toString(16).padStart(64, "0")}`,
+      transactionHash: real!.logs[0]!.transactionHash,
+      logIndex: `0x${(last + 1 + i).toString(16)}`,
+    }));
+    const long = { ...real!, logs: [...real!.logs, ...padding] };
+    const longNode = await startMainnetNode([long]);
+    const longBackend = await openBackend("mainnet-long");
+    try {
+      const target = await longBackend.target("long");
+      const result = await indexChain({
+        rpcUrl: longNode.url,
+        dbPath: target,
+        fromBlock: Number(longNode.blockOf(long).number),
+        follow: false,
+      });
+      expect(result.unknownLogs).toBe(0);
+      const [sale] = await recordsInIndex(target, ["sale"]);
+      const [expected] = long.expected;
+      expect(sale).toMatchObject({
+        seller_address: expected!.seller,
+        buyer_address: expected!.buyer,
+        nft: { contract_address: expected!.contract, token_id: expected!.token_id },
+        price_details: { asset_type: "ERC20", contract_address: expected!.currency },
+        marketplace: expected!.marketplace,
+      });
+      expect((sale as { price_details: { price: number } }).price_details.price).toBe(
+        Number(formatUnits(BigInt(expected!.price_wei!), 18)),
+      );
+    } finally {
+      await longNode.close();
+      await longBackend.close();
+    }
   });
 });

@@ -27,6 +27,8 @@ export interface JsonRpcProxyOptions {
   maxBlocks?: number;
   /** How a refusal reads: Alchemy's message with a range that works, or a bare result-count error. */
   refusal?: "hint" | "plain";
+  /** Leave `logsBloom` out of block headers, as some nodes and providers do. */
+  withoutBloom?: boolean;
   /** Called for every HTTP request before it is forwarded; an answer replaces forwarding. */
   intercept?: (calls: RpcMessage[]) => InjectedAnswer | undefined;
 }
@@ -102,7 +104,10 @@ export async function startJsonRpcProxy(target: string, options: JsonRpcProxyOpt
       const refusals = calls.map(refuse);
       if (refusals.every((r) => r === undefined)) {
         // Nothing to change: the node's answer goes back byte for byte (no parsing on the hot path of benches).
-        const answer = await forwardRaw(raw);
+        let answer = await forwardRaw(raw);
+        if (options.withoutBloom && calls.some((c) => c.method === "eth_getBlockByNumber")) {
+          answer = answer.replace(/"logsBloom":"0x[0-9a-f]*",?/g, "");
+        }
         const only = calls.length === 1 && calls[0]!.method === "eth_getLogs" ? calls[0]! : undefined;
         if (only) {
           const filter = only.params[0] as { fromBlock: string; toBlock: string };

@@ -29,9 +29,10 @@ import {
   TOPIC,
   topic0,
 } from "./decode.js";
+import type { ResultSlices } from "./result-slices.js";
 import { hexToNumber, RPC_UPSTREAM, RpcAnswerTooLarge, RpcClient, RpcError, toHex } from "./rpc.js";
 import { type ActivityRow, type Checkpoint, IndexStore, type PriceAnswer } from "./store.js";
-import { MAINNET_SEAPORTS, type TransactionInfo, type VenueTable, venueTable } from "./venues/index.js";
+import { MAINNET_SEAPORTS, type TransactionInfo, type Venue, type VenueTable, venueTable } from "./venues/index.js";
 
 export interface IndexChainOptions {
   /** The Ethereum JSON-RPC endpoint. */
@@ -96,9 +97,17 @@ interface Header {
   hash: string;
   parentHash: string;
   timestamp: string;
+  logsBloom?: string;
 }
 
 const HEADER_BATCH = 100;
+/** Logs parsed at a time from an `eth_getLogs` answer (result-slices.ts): they are decoded before the next ones. */
+const LOG_SLICE = 1_000;
+/**
+ * Logs of one transaction kept for the marketplace decoders while it goes on (sweeps hold a few hundred); a
+ * longer one holding a sale has its logs read again from the answer at the end.
+ */
+const TRANSACTION_LOGS = 2_000;
 /** Transactions remembered between ranges (a sweep's logs may straddle a range boundary only in theory). */
 const TRANSACTION_CACHE = 10_000;
 const NFT_TOPICS: string[] = [TOPIC.transfer, TOPIC.transferSingle, TOPIC.transferBatch, TOPIC.consecutiveTransfer];
@@ -127,8 +136,15 @@ const LOG_BYTES = 500;
 const FIRST_RANGE = 1;
 /** Successful reads after which a refused range size may be tried again. */
 const GROW_AFTER_REFUSAL = 50;
-/** A range the provider refused: read again in smaller pieces. */
+/** A range the provider refused, or planned larger than the density now known allows: read again in pieces. */
 const REFUSED = Symbol("refused");
+/** A range planned as sparse whose last block looks dense: read again as the blocks before it, then that block. */
+const DENSE_END = Symbol("dense end");
+/**
+ * Bits set, of a block header's 2048-bit `logsBloom`, from which the block is taken as dense: at 3 bits per
+ * address or topic, 2040 bits are about 3,500 distinct ones (a few hundred logs leave most of the bloom clear).
+ */
+const DENSE_BLOOM_BITS = 2040;
 
 /** One range read (possibly ahead of the commit cursor), ready to commit. */
 interface ReadRange {
@@ -140,6 +156,39 @@ interface ReadRange {
   unpriced: Unpriced[];
   /** Logs of known exchanges that gave no record (counted when the range is committed). */
   unknownLogs: number;
+}
+
+/** What an `eth_getLogs` answer decodes to, before the headers are read. */
+interface Decoded {
+  records: ActivityRow[];
+  answers: PriceAnswer[];
+  unpriced: Unpriced[];
+  unknownLogs: number;
+  /** Logs in the answer, removed ones included: the density the next ranges are sized by. */
+  logs: number;
+  /** The hash of each block the logs came from, lower case. */
+  blocks: Map<number, string>;
+  /** Some block's logs came with two different hashes (the chain moved during the read). */
+  mixed: boolean;
+}
+
+const newDecoded = (): Decoded => ({
+  records: [],
+  answers: [],
+  unpriced: [],
+  unknownLogs: 0,
+  logs: 0,
+  blocks: new Map(),
+  mixed: false,
+});
+
+/** One transaction's logs as the decoding meets them. */
+interface Transaction {
+  hash: string;
+  /** All its logs, for the venue decoders; undefined once there are more than TRANSACTION_LOGS. */
+  logs: RawLog[] | undefined;
+  /** Its marketplace logs, with the feed's answer in force at each. */
+  sales: { log: RawLog; address: string; answer: bigint | undefined; venue: Venue }[];
 }
 
 /** A sale priced as ETH whose USD rate is the feed answer in force before its range. */
@@ -325,7 +374,11 @@ class Indexer {
   private async catchUp(next: number, target: number, head: number): Promise<void> {
     // Contiguous, in block order; the first `concurrency` are being read. Planned only as far as they are read,
     // so a range size learnt from a refusal applies to the next ones, and memory stays bounded.
-    const queue: { from: number; to: number; read?: Promise<ReadRange | typeof REFUSED | undefined> }[] = [];
+    const queue: {
+      from: number;
+      to: number;
+      read?: Promise<ReadRange | typeof REFUSED | typeof DENSE_END | undefined>;
+    }[] = [];
     let planned = next;
     const fill = () => {
       while (queue.length < this.concurrency && planned <= target) {
@@ -360,6 +413,10 @@ class Indexer {
           queue.unshift(...pieces);
           continue;
         }
+        if (range === DENSE_END) {
+          queue.unshift({ from: slot.from, to: slot.to - 1 }, { from: slot.to, to: slot.to });
+          continue;
+        }
         if (!range) return this.chainMoved(slot.from, slot.to);
         this.inconsistent = 0;
         // The next reads start while this range commits: it holds its records now, no longer its logs.
@@ -390,34 +447,59 @@ class Indexer {
 
   /**
    * Reads `[from, to]`: the end's hash before the logs, the headers after them; undefined when they disagree
-   * (the chain moved meanwhile), REFUSED when the provider refused the range (which then shrinks).
+   * (the chain moved meanwhile), REFUSED when the provider refused the range (which then shrinks), DENSE_END when
+   * its end block looks dense before any log is asked for.
    */
-  private async readRange(from: number, to: number): Promise<ReadRange | typeof REFUSED | undefined> {
+  private async readRange(
+    from: number,
+    to: number,
+  ): Promise<ReadRange | typeof REFUSED | typeof DENSE_END | undefined> {
     const before = await this.rpc.call<Header | null>("eth_getBlockByNumber", [toHex(to), false]);
-    const logs = await this.getLogs(from, to);
-    if (!logs) return REFUSED;
-    const live = logs.filter((log) => !log.removed);
-    const blockNumbers = new Set<number>([from, to]);
-    // Logs come grouped by block: a block's number and hash are looked at once per run of its logs.
-    let last = "";
-    for (const log of live) {
-      if (log.blockNumber === last) continue;
-      last = log.blockNumber;
-      blockNumbers.add(hexToNumber(last));
+    // A range sized before the density now known would have the node build an answer far larger than wanted, only
+    // to have it cut off: it is planned again first. Where the chain turns dense after sparse blocks, the end
+    // block's bloom (in the header read anyway) warns of that before the logs are asked for.
+    if (from < to) {
+      const expected = (to - from + 1) * this.density;
+      if (expected > 2 * LOGS_PER_RANGE) {
+        this.range = Math.min(this.range, Math.max(1, Math.floor(LOGS_PER_RANGE / this.density)));
+        return REFUSED;
+      }
+      if (expected < LOGS_PER_RANGE / 2 && looksDense(before)) {
+        this.density = Math.max(this.density, LOGS_PER_RANGE);
+        this.range = 1;
+        return DENSE_END;
+      }
     }
-    const headers = await this.headers([...blockNumbers]);
-    let consistent = !!before && headers.get(to)?.hash === before.hash;
-    last = "";
-    let lastHash = "";
-    for (const log of live) {
+    const answer = await this.getLogs(from, to);
+    if (!answer) return REFUSED;
+    let decoded = newDecoded();
+    if (!(await this.decodeLogs((size) => answer.slices(size), decoded, true))) {
+      // Not in chain order (nodes answer in order; this one did not): decoded again from one sorted list.
+      const [all = []] = answer.slices(Number.POSITIVE_INFINITY);
+      const sorted = [inChainOrder(all as RawLog[])];
+      decoded = newDecoded();
+      await this.decodeLogs(() => sorted, decoded, false);
+    }
+    this.learnDensity(to - from + 1, decoded.logs);
+    const headers = await this.headers([...new Set([from, to, ...decoded.blocks.keys()])]);
+    let consistent = !decoded.mixed && !!before && headers.get(to)?.hash === before.hash;
+    for (const [number, hash] of decoded.blocks) {
       if (!consistent) break;
-      if (log.blockNumber === last && log.blockHash === lastHash) continue;
-      last = log.blockNumber;
-      lastHash = log.blockHash;
-      consistent = headers.get(hexToNumber(last))?.hash.toLowerCase() === lastHash.toLowerCase();
+      consistent = headers.get(number)?.hash.toLowerCase() === hash;
     }
     if (!consistent) return undefined;
-    return { from, to, headers, ...(await this.decode(live, headers)) };
+    // Records are decoded before the headers are read: their block's timestamp goes in now.
+    let block = -1;
+    let timestamp = 0;
+    for (const record of decoded.records) {
+      if (record.block_number !== block) {
+        block = record.block_number;
+        timestamp = hexToNumber(headers.get(block)!.timestamp);
+      }
+      record.timestamp = timestamp;
+    }
+    const { records, answers, unpriced, unknownLogs } = decoded;
+    return { from, to, headers, records, answers, unpriced, unknownLogs };
   }
 
   /** Commits a range read in parallel, after checking it extends the stored chain; false after a rollback. */
@@ -448,7 +530,7 @@ class Indexer {
   }
 
   /** `eth_getLogs` over `[from, to]`; undefined when the provider refused the range (which then shrinks). */
-  private async getLogs(from: number, to: number): Promise<RawLog[] | undefined> {
+  private async getLogs(from: number, to: number): Promise<ResultSlices | undefined> {
     const topics = [...NFT_TOPICS, ...this.venues.topics];
     if (this.feed) topics.push(TOPIC.answerUpdated);
     const address = this.contracts
@@ -458,15 +540,7 @@ class Indexer {
     const size = to - from + 1;
     try {
       // One block cannot be split: it is read whole whatever its size.
-      const logs = await this.rpc.call<RawLog[]>("eth_getLogs", [filter], size > 1 ? MAX_LOG_ANSWER_BYTES : undefined);
-      // Grow after a success, but not back past a size refused in the last GROW_AFTER_REFUSAL reads, and not
-      // beyond LOGS_PER_RANGE at the density just seen.
-      if (++this.sinceRefusal >= GROW_AFTER_REFUSAL && !this.stated) this.ceiling = this.maxRange;
-      this.density = logs.length / size;
-      const dense = logs.length > 0 ? Math.floor((size * LOGS_PER_RANGE) / logs.length) : Number.POSITIVE_INFINITY;
-      // Doubling the size just read, not the current size that concurrent reads may have doubled already.
-      this.range = Math.max(1, Math.min(this.ceiling, size * 2, dense));
-      return logs;
+      return await this.rpc.callSlices("eth_getLogs", [filter], size > 1 ? MAX_LOG_ANSWER_BYTES : undefined);
     } catch (err) {
       if (!(err instanceof RpcError) || !isRangeRefusal(err)) throw err;
       if (size <= 1) throw err;
@@ -490,6 +564,18 @@ class Indexer {
     }
   }
 
+  /**
+   * After `logs` logs came back for `size` blocks: grow the range, but not back past a size refused in the last
+   * GROW_AFTER_REFUSAL reads, and not beyond LOGS_PER_RANGE at the density just seen.
+   */
+  private learnDensity(size: number, logs: number): void {
+    if (++this.sinceRefusal >= GROW_AFTER_REFUSAL && !this.stated) this.ceiling = this.maxRange;
+    this.density = logs / size;
+    const dense = logs > 0 ? Math.floor((size * LOGS_PER_RANGE) / logs) : Number.POSITIVE_INFINITY;
+    // Doubling the size just read, not the current size that concurrent reads may have doubled already.
+    this.range = Math.max(1, Math.min(this.ceiling, size * 2, dense));
+  }
+
   private async headers(numbers: number[]): Promise<Map<number, Header>> {
     const out = new Map<number, Header>();
     for (let i = 0; i < numbers.length; i += HEADER_BATCH) {
@@ -504,73 +590,123 @@ class Indexer {
     return out;
   }
 
-  private async decode(logs: RawLog[], headers: Map<number, Header>) {
-    const sorted = inChainOrder(logs);
-    // The logs of each transaction, for the venue decoders that read a whole sale (built only when one runs).
-    let byTx: Map<string, RawLog[]> | undefined;
-    const logsOf = (hash: string) => {
-      if (!byTx) {
-        byTx = new Map();
-        for (const log of sorted) {
-          const key = log.transactionHash.toLowerCase();
-          const group = byTx.get(key);
-          if (group) group.push(log);
-          else byTx.set(key, [log]);
-        }
-      }
-      return byTx.get(hash)!;
-    };
-    await this.loadTransactions(sorted);
-    const records: ActivityRow[] = [];
-    const answers: PriceAnswer[] = [];
-    const unpriced: Unpriced[] = [];
+  /**
+   * Decodes an `eth_getLogs` answer a slice at a time, so that its logs die young: transfers and feed answers at
+   * once, a marketplace log once all its transaction's logs are seen (the venue decoders read the whole sale).
+   * False, with `out` half filled, when `checkOrder` finds the logs out of chain order.
+   */
+  private async decodeLogs(
+    read: (size: number) => Iterable<unknown[]>,
+    out: Decoded,
+    checkOrder: boolean,
+  ): Promise<boolean> {
+    const shared = sharedStrings();
     // The feed's answer in force so far in this range; before its first answer, the commit fills the rate in.
     let answer: bigint | undefined;
-    let unknownLogs = 0;
-    const countSkipped = () => unknownLogs++;
-    let block = "";
-    let timestamp = 0;
-    const shared = sharedStrings();
-    for (const log of sorted) {
-      if (log.blockNumber !== block) {
-        block = log.blockNumber;
-        timestamp = hexToNumber(headers.get(hexToNumber(block))!.timestamp);
-      }
-      const address = log.address.toLowerCase();
-      const topic = topic0(log) ?? "";
-      if (this.feed && address === this.feed && topic === TOPIC.answerUpdated) {
-        const value = decodeAnswer(log);
-        if (value !== undefined) {
-          answer = value;
-          answers.push({ block: hexToNumber(log.blockNumber), log: hexToNumber(log.logIndex), answer: value });
+    const countSkipped = () => out.unknownLogs++;
+    let group: Transaction | undefined;
+    /** Transactions holding marketplace logs, all their logs seen, waiting to be decoded. */
+    let complete: Transaction[] = [];
+    /** Such transactions with too many logs to keep: their logs are read again at the end. */
+    const reread = new Map<string, Transaction>();
+    const finish = (tx: Transaction | undefined) => {
+      if (!tx?.sales.length) return;
+      if (tx.logs) complete.push(tx);
+      else reread.set(tx.hash, tx);
+    };
+    let blockKey = "";
+    let hashKey = "";
+    let block = -1;
+    let lastIndex = -1;
+    for (const slice of read(LOG_SLICE)) {
+      for (const log of slice as RawLog[]) {
+        out.logs++;
+        if (log.removed) continue;
+        if (log.blockNumber !== blockKey || log.blockHash !== hashKey) {
+          // Logs come grouped by block: a block's number and hash are looked at once per run of its logs.
+          const number = hexToNumber(log.blockNumber);
+          if (checkOrder && number < block) return false;
+          if (number !== block) lastIndex = -1;
+          blockKey = log.blockNumber;
+          hashKey = log.blockHash;
+          block = number;
+          const hash = hashKey.toLowerCase();
+          const seen = out.blocks.get(number);
+          if (seen !== undefined && seen !== hash) out.mixed = true;
+          out.blocks.set(number, hash);
         }
-        continue;
+        const index = hexToNumber(log.logIndex);
+        if (checkOrder && index <= lastIndex) return false;
+        lastIndex = index;
+        const txHash = log.transactionHash.toLowerCase();
+        if (group?.hash !== txHash) {
+          finish(group);
+          group = { hash: txHash, logs: [], sales: [] };
+        }
+        if (group.logs) {
+          if (group.logs.length < TRANSACTION_LOGS) group.logs.push(log);
+          else group.logs = undefined;
+        }
+        const address = log.address.toLowerCase();
+        const topic = topic0(log) ?? "";
+        if (this.feed && address === this.feed && topic === TOPIC.answerUpdated) {
+          const value = decodeAnswer(log);
+          if (value !== undefined) {
+            answer = value;
+            out.answers.push({ block, log: index, answer: value });
+          }
+          continue;
+        }
+        const venue = this.venues.byTopic.get(topic);
+        if (venue) {
+          if (venue.addresses !== "any" && !venue.addresses.includes(address)) continue; // same topic, other contract
+          group.sales.push({ log, address, answer, venue });
+          continue;
+        }
+        if (this.contracts && !this.contracts.has(address)) continue;
+        for (const activity of decodeTransfer(log, countSkipped)) out.records.push(row(activity, 0, shared));
       }
-      const venue = this.venues.byTopic.get(topic);
-      if (venue) {
-        const known = this.venues.exchanges.has(address);
-        if (venue.addresses !== "any" && !venue.addresses.includes(address)) continue; // same topic, other contract
-        const hash = log.transactionHash.toLowerCase();
+      // Between slices: the sales whose transactions ended in this one.
+      if (complete.length > 0) {
+        await this.decodeSales(complete, out);
+        complete = [];
+      }
+    }
+    finish(group);
+    if (reread.size > 0) {
+      for (const tx of reread.values()) tx.logs = [];
+      for (const slice of read(LOG_SLICE)) {
+        for (const log of slice as RawLog[]) {
+          const tx = reread.get(log.transactionHash.toLowerCase());
+          if (tx && !log.removed) tx.logs!.push(log);
+        }
+      }
+      complete.push(...reread.values());
+    }
+    await this.decodeSales(complete, out);
+    return true;
+  }
+
+  /** The marketplace logs of whole transactions, into sale records (and unknown logs counted). */
+  private async decodeSales(transactions: Transaction[], out: Decoded): Promise<void> {
+    if (transactions.length === 0) return;
+    await this.loadTransactions(transactions.flatMap((tx) => tx.sales.map((sale) => sale.log)));
+    for (const tx of transactions) {
+      for (const { log, address, answer, venue } of tx.sales) {
         const decoded = venue.decode(log, {
-          logs: logsOf(hash),
-          transaction: this.transactions.get(hash) ?? undefined,
+          logs: tx.logs ?? [],
+          transaction: this.transactions.get(tx.hash) ?? undefined,
         });
         if (!decoded) {
-          if (known) unknownLogs++;
+          if (this.venues.exchanges.has(address)) out.unknownLogs++;
           continue;
         }
         for (const activity of decoded) {
           if (this.contracts && !this.contracts.has(activity.contract)) continue;
-          records.push(
-            activity.sale ? await this.saleRow(activity, timestamp, answer, unpriced) : row(activity, timestamp),
-          );
+          out.records.push(activity.sale ? await this.saleRow(activity, 0, answer, out.unpriced) : row(activity, 0));
         }
-        continue;
       }
-      if (this.contracts && !this.contracts.has(address)) continue;
-      for (const activity of decodeTransfer(log, countSkipped)) records.push(row(activity, timestamp, shared));
     }
-    return { records, answers, unpriced, unknownLogs };
   }
 
   /** The transactions of the logs whose venue reads them (Blur v2's taker, a CryptoPunks bid's price): one batch. */
@@ -656,6 +792,18 @@ class Indexer {
     await this.store.setTokenDecimals(address, decimals);
     return decimals;
   }
+}
+
+/** Whether a header's `logsBloom` is (nearly) full; false when the node left it out. */
+function looksDense(header: Header | null): boolean {
+  const bloom = header?.logsBloom;
+  if (typeof bloom !== "string" || bloom.length !== 2 + 512) return false;
+  let bits = 0;
+  for (let i = 2; i < bloom.length; i += 6) {
+    let word = Number.parseInt(bloom.slice(i, i + 6), 16);
+    for (; word; word &= word - 1) bits++;
+  }
+  return bits >= DENSE_BLOOM_BITS;
 }
 
 /** Logs by (block, log index): as nodes answer them already, checked in one pass before sorting a copy. */

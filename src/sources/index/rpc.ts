@@ -9,6 +9,7 @@ import type { Dispatcher } from "undici";
 import type { RetryPolicy } from "../../core/config.js";
 import { ChainmailError } from "../../core/errors.js";
 import { AnswerTooLarge, httpRequest, retryReads } from "../../core/http.js";
+import { type ResultSlices, resultSlices } from "./result-slices.js";
 
 /** The upstream name in messages, logs and `details.upstream`. */
 export const RPC_UPSTREAM = "JSON-RPC node";
@@ -86,11 +87,45 @@ export class RpcClient {
     return result as T;
   }
 
+  /**
+   * One call whose result is a long array (`eth_getLogs`), handed back to be parsed a slice at a time
+   * (result-slices.ts); an answer over `maxAnswerBytes` is cut off and thrown as `RpcAnswerTooLarge`.
+   */
+  async callSlices(method: string, params: unknown[], maxAnswerBytes?: number): Promise<ResultSlices> {
+    const calls = [{ method, params }];
+    const first = this.nextId++;
+    const { status, body } = await this.send(calls, first, maxAnswerBytes);
+    const sliced = resultSlices(body);
+    if (sliced && sliced.id === first) return sliced;
+    const [result] = this.results(calls, first, status, body);
+    if (!Array.isArray(result)) {
+      throw new ChainmailError(
+        "UPSTREAM_BAD_RESPONSE",
+        `The JSON-RPC node at ${this.origin} answered ${method} with no list.`,
+        {
+          details: { upstream: RPC_UPSTREAM, status },
+        },
+      );
+    }
+    return {
+      id: first,
+      *slices(size: number) {
+        for (let i = 0; i < result.length; i += size) yield result.slice(i, i + size);
+      },
+    };
+  }
+
   /** Sends calls as one JSON-RPC batch; results in call order. Throws the first error any call got. */
   async batch(calls: RpcCall[], maxAnswerBytes?: number): Promise<unknown[]> {
     if (calls.length === 0) return [];
     const first = this.nextId;
     this.nextId += calls.length;
+    const { status, body } = await this.send(calls, first, maxAnswerBytes);
+    return this.results(calls, first, status, body);
+  }
+
+  /** Posts the calls (ids from `first` on) and resolves to the answer's status and text. */
+  private async send(calls: RpcCall[], first: number, maxAnswerBytes: number | undefined) {
     const payload = calls.map((c, i) => ({ jsonrpc: "2.0", id: first + i, method: c.method, params: c.params }));
     const single = calls.length === 1;
     const result = await httpRequest({
@@ -118,7 +153,11 @@ export class RpcClient {
       if (cause instanceof AnswerTooLarge) throw new RpcAnswerTooLarge(calls[0]!.method, cause.limit, cause.bytes);
       throw result.error;
     }
-    const { status, body } = result.response;
+    return result.response;
+  }
+
+  /** The calls' results from the answer's text; throws the first error any call got. */
+  private results(calls: RpcCall[], first: number, status: number, body: string): unknown[] {
     let parsed: unknown;
     try {
       parsed = JSON.parse(body);
