@@ -594,6 +594,33 @@ describe("email-send: failures, retries and never twice", () => {
     for (const m of messages as { To: { Email: string }[] }[]) expect(mj.deliveredTo.get(m.To[0]!.Email)).toBe(1);
   });
 
+  it("reads a 200 while the next call is on its way: an unreadable one stops the batch after that one call", async () => {
+    const messages = batch(200);
+    const firstChunkFirst = (messages[0] as { To: { Email: string }[] }).To[0]!.Email;
+    mj.fault({
+      match: (body) =>
+        (body as { Messages?: { To: { Email: string }[] }[] }).Messages?.[0]?.To[0]?.Email === firstChunkFirst,
+      deliver: true,
+      status: 200,
+      body: "<html>not the Send API</html>",
+    });
+    const before = mj.requests.length;
+    const out = await send({ Messages: messages }, { MAILJET_CONCURRENCY: "1" });
+    expect(out.error?.details.code).toBe("partial_failure");
+    // The second call left before the first answer was read; nothing after it.
+    expect(mj.requests.length - before).toBe(2);
+    expect((out.error?.details.chunks as { status: string; error_code?: string }[]).map((c) => c.status)).toEqual([
+      "unknown",
+      "sent",
+      "not_sent",
+      "not_sent",
+    ]);
+    for (const m of messages.slice(0, 100) as { To: { Email: string }[] }[])
+      expect(mj.deliveredTo.get(m.To[0]!.Email)).toBe(1);
+    for (const m of messages.slice(100) as { To: { Email: string }[] }[])
+      expect(mj.deliveredTo.get(m.To[0]!.Email)).toBeUndefined();
+  });
+
   it("keeps going after a chunk refused for its own content (413), reporting a partial failure", async () => {
     const messages = batch(150);
     const secondChunkFirst = (messages[50] as { To: { Email: string }[] }).To[0]!.Email;

@@ -10,7 +10,7 @@
  *   or may have been (`unknown`).
  */
 import { ChainmailError, type ErrorCodeName } from "../../core/errors.js";
-import { httpRequest, retryUndelivered } from "../../core/http.js";
+import { type HttpResult, httpRequest, retryUndelivered } from "../../core/http.js";
 import { parseJson } from "../../core/json.js";
 import type { RunContext } from "../../core/node.js";
 import type { RawResponse } from "../../schemas/common.js";
@@ -30,16 +30,11 @@ function basicAuth(params: EmailParams): { header: string; secrets: string[] } {
   return { header: `Basic ${token}`, secrets: [params["user id"], params.password, token] };
 }
 
-/** POSTs one JSON body holding `expected` messages and interprets the answer. */
-export async function postSend(
-  body: string,
-  expected: number,
-  params: EmailParams,
-  ctx: RunContext,
-): Promise<CallOutcome> {
+/** POSTs one JSON body; what the answer means is `callOutcome`'s to say (apart, so that it can wait). */
+export function postSend(body: string, params: EmailParams, ctx: RunContext): Promise<HttpResult> {
   const { mailjet } = ctx.config;
   const auth = basicAuth(params);
-  const result = await httpRequest({
+  return httpRequest({
     upstream: UPSTREAM,
     method: "POST",
     url: `${mailjet.baseUrl}/v3.1/send`,
@@ -53,6 +48,14 @@ export async function postSend(
     signal: ctx.signal,
     onAttempt: ctx.onUpstreamAttempt && ((event) => ctx.onUpstreamAttempt?.({ ...event, node: "email-send" })),
   });
+}
+
+/** Whether a call's answer is a 2xx: its messages went through, whatever its text turns out to say. */
+export const accepted = (result: HttpResult): boolean =>
+  result.response !== undefined && result.response.status >= 200 && result.response.status < 300;
+
+/** What one call's HTTP result means for the `expected` messages it held. */
+export function callOutcome(result: HttpResult, expected: number): CallOutcome {
   if (result.error) {
     const notSent =
       result.error.code === "invalid_input" ||

@@ -5,7 +5,9 @@
  * Never twice: a call is retried only when it cannot have been delivered (see client.ts). After a call fails in a
  * way every call would (credentials, rate limit exhausted, upstream down or timing out), no further call starts;
  * calls already in flight finish. A call refused for its own content (413, a request-level 400) does not stop
- * the others.
+ * the others. A 2xx answer is read while the same worker's next call is on its way (its status already says the
+ * messages went through); should its text then prove unreadable, which stops the batch, that one call is already
+ * out, like the calls in flight.
  */
 import type { Config } from "../../core/config.js";
 import { stringifyJson } from "../../core/json.js";
@@ -13,7 +15,7 @@ import type { RunContext } from "../../core/node.js";
 import type { EmailParams, EmailRequest } from "../../schemas/email.js";
 import type { MailTransport, SendOutcome } from "../types.js";
 import { type Chunk, splitIntoChunks } from "./chunks.js";
-import { type CallOutcome, postSend } from "./client.js";
+import { accepted, type CallOutcome, callOutcome, postSend } from "./client.js";
 import { lookupByCustomId } from "./history.js";
 import { mergeOutcomes, notAttempted } from "./results.js";
 
@@ -55,26 +57,50 @@ async function sendBatch(request: EmailRequest, params: EmailParams, ctx: RunCon
     if (older) older.response = { status: older.response.status, headers: {}, body: "" };
   };
 
-  const worker = async () => {
+  /** The next chunk to send; chunks after a batch-stopping failure (or an abort) are marked not attempted. */
+  const claim = (): Chunk | undefined => {
     while (next < chunks.length) {
       const chunk = chunks[next++]!;
-      if (stoppedBy || ctx.signal?.aborted) {
-        outcomes[chunk.index] = notAttempted(chunk, stoppedBy);
-        continue;
-      }
+      if (!stoppedBy && !ctx.signal?.aborted) return chunk;
+      outcomes[chunk.index] = notAttempted(chunk, stoppedBy);
+    }
+    return undefined;
+  };
+  const settle = (chunk: Chunk, outcome: CallOutcome) => {
+    outcomes[chunk.index] = outcome;
+    keepIfLatest(outcome, chunk.index);
+    if (outcome.status !== "sent") {
+      ctx.logger?.warn(
+        { transport: "mailjet", chunk: chunk.index, status: outcome.status, code: outcome.error.code },
+        "mailjet call failed",
+      );
+      if (STOPS_THE_BATCH.has(outcome.error.code)) stoppedBy ??= chunk;
+    }
+  };
+
+  const worker = async () => {
+    // A 2xx answer is read once this worker's next call is on the wire: reading it (MessageIDs beyond 2^53 read
+    // exactly) is then off the path between two calls. Any other answer is read before the next call starts,
+    // since it may stop the batch.
+    let unread: (() => void) | undefined;
+    for (let chunk = claim(); chunk; chunk = claim()) {
       // Fields chainmail does not know (Globals, AdvanceErrorHandling, …) go to every call unchanged.
       const body = stringifyJson({ Messages: messages.slice(chunk.first, chunk.last + 1), ...root });
-      const outcome = await postSend(body, chunk.last - chunk.first + 1, params, ctx);
-      outcomes[chunk.index] = outcome;
-      keepIfLatest(outcome, chunk.index);
-      if (outcome.status !== "sent") {
-        ctx.logger?.warn(
-          { transport: "mailjet", chunk: chunk.index, status: outcome.status, code: outcome.error.code },
-          "mailjet call failed",
-        );
-        if (STOPS_THE_BATCH.has(outcome.error.code)) stoppedBy ??= chunk;
+      const sending = postSend(body, params, ctx);
+      if (unread) {
+        const read = unread;
+        unread = undefined;
+        // setImmediate runs after the request's write has been handed to the socket.
+        await new Promise((resolve) => setImmediate(resolve));
+        read();
       }
+      const result = await sending;
+      const sent = chunk;
+      const read = () => settle(sent, callOutcome(result, sent.last - sent.first + 1));
+      if (accepted(result)) unread = read;
+      else read();
     }
+    unread?.();
   };
   const workers = Math.max(1, Math.min(ctx.config.mailjet.concurrency, chunks.length));
   await Promise.all(Array.from({ length: workers }, worker));
