@@ -2,9 +2,10 @@
  * Ingestion: follows an Ethereum JSON-RPC node into the index store.
  *
  * The work comes in block ranges: `eth_getLogs` for every NFT transfer topic and every marketplace topic of the
- * venue table (venues/index.ts; the range shrinks when the provider refuses it, using its hint when it gives one,
- * and grows again on success), then one batch of block headers for the timestamps and, when a venue needs them
- * (Blur v2's taker is the sender), one batch of the range's transactions, cached. While catching up,
+ * venue table (venues/index.ts; the range is sized to the density of logs seen, shrinks when the provider refuses
+ * it, using its hint when it gives one, and grows again on success), decoded a slice of logs at a time as it is
+ * parsed, then one batch of block headers for the timestamps and, when a venue needs them (Blur v2's taker is the
+ * sender), one batch of the range's transactions, cached. While catching up,
  * `concurrency` ranges are read at once (one shared 429 backoff); they are committed strictly in block order, each
  * in one transaction together with the cursor, so a crash or an abort resumes exactly where it stopped and a
  * re-run inserts nothing twice. At the head one range is read at a time. One process writes an index at a time
