@@ -34,6 +34,12 @@ const message = (to: string | string[], extra: Msg = {}): Msg => ({
   ...extra,
 });
 const batch = (n: number, extra: Msg = {}) => Array.from({ length: n }, () => message(addr(), extra));
+type Sent = { Messages?: { To: { Email: string }[] }[] };
+/** A fault's `match` for the call that starts with `messages[index]` (chunks start at multiples of 50). */
+const callStartingAt = (messages: unknown[], index: number) => {
+  const first = (messages[index] as { To: { Email: string }[] }).To[0]!.Email;
+  return (body: unknown) => (body as Sent).Messages?.[0]?.To[0]?.Email === first;
+};
 
 /** Runs the node against the local server; every output and log line is checked for the secret. */
 async function send(request: unknown, env: Record<string, string> = {}, p: unknown = params) {
@@ -552,10 +558,8 @@ describe("email-send: failures, retries and never twice", () => {
 
   it("after a 5xx mid-batch: sent chunks keep their results, later ones are not attempted, a resend of not_sent delivers each message once", async () => {
     const messages = batch(150);
-    const secondChunkFirst = (messages[50] as { To: { Email: string }[] }).To[0]!.Email;
     mj.fault({
-      match: (body) =>
-        (body as { Messages?: { To: { Email: string }[] }[] }).Messages?.[0]?.To[0]?.Email === secondChunkFirst,
+      match: callStartingAt(messages, 50),
       deliver: true,
       status: 502,
       body: "",
@@ -596,10 +600,8 @@ describe("email-send: failures, retries and never twice", () => {
 
   it("reads a 200 while the next call is on its way: an unreadable one stops the batch after that one call", async () => {
     const messages = batch(200);
-    const firstChunkFirst = (messages[0] as { To: { Email: string }[] }).To[0]!.Email;
     mj.fault({
-      match: (body) =>
-        (body as { Messages?: { To: { Email: string }[] }[] }).Messages?.[0]?.To[0]?.Email === firstChunkFirst,
+      match: callStartingAt(messages, 0),
       deliver: true,
       status: 200,
       body: "<html>not the Send API</html>",
@@ -623,11 +625,9 @@ describe("email-send: failures, retries and never twice", () => {
 
   it("keeps going after a chunk refused for its own content (413), reporting a partial failure", async () => {
     const messages = batch(150);
-    const secondChunkFirst = (messages[50] as { To: { Email: string }[] }).To[0]!.Email;
     mj.fault({
       ...TOO_LARGE,
-      match: (body) =>
-        (body as { Messages?: { To: { Email: string }[] }[] }).Messages?.[0]?.To[0]?.Email === secondChunkFirst,
+      match: callStartingAt(messages, 50),
     });
     const out = await send({ Messages: messages }, { MAILJET_CONCURRENCY: "2" });
     expect(out.error?.details.code).toBe("partial_failure");
