@@ -233,6 +233,19 @@ describe("indexChain", () => {
     }
   });
 
+  it("indexes the same records from a node that answers logs newest first", async () => {
+    const proxy = await startJsonRpcProxy(anvil.rpcUrl, { reverseLogs: true });
+    try {
+      const db = await dbPath("reversed");
+      const result = await indexChain(options(db, { rpcUrl: proxy.url }));
+      expect(result).toEqual(mainResult);
+      expect(await allOnChain(db)).toEqual(chain.expected);
+      expect(proxy.answers.some((a) => a.logs > 1)).toBe(true);
+    } finally {
+      await proxy.close();
+    }
+  });
+
   it("shares one 429 backoff among all concurrent readers", async () => {
     let limited = 0;
     let limitedAt = 0;

@@ -29,6 +29,8 @@ export interface JsonRpcProxyOptions {
   refusal?: "hint" | "plain";
   /** Leave `logsBloom` out of block headers, as some nodes and providers do. */
   withoutBloom?: boolean;
+  /** Answer `eth_getLogs` newest first instead of in chain order. */
+  reverseLogs?: boolean;
   /** Called for every HTTP request before it is forwarded; an answer replaces forwarding. */
   intercept?: (calls: RpcMessage[]) => InjectedAnswer | undefined;
 }
@@ -109,6 +111,11 @@ export async function startJsonRpcProxy(target: string, options: JsonRpcProxyOpt
           answer = answer.replace(/"logsBloom":"0x[0-9a-f]*",?/g, "");
         }
         const only = calls.length === 1 && calls[0]!.method === "eth_getLogs" ? calls[0]! : undefined;
+        if (only && options.reverseLogs) {
+          const reply = JSON.parse(answer) as { result?: unknown[] };
+          if (Array.isArray(reply.result)) reply.result.reverse();
+          answer = JSON.stringify(reply);
+        }
         if (only) {
           const filter = only.params[0] as { fromBlock: string; toBlock: string };
           state.answers.push({

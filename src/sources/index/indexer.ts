@@ -477,7 +477,7 @@ class Indexer {
     if (!(await this.decodeLogs((size) => answer.slices(size), decoded, true))) {
       // Not in chain order (nodes answer in order; this one did not): decoded again from one sorted list.
       const [all = []] = answer.slices(Number.POSITIVE_INFINITY);
-      const sorted = [inChainOrder(all as RawLog[])];
+      const sorted = [sortInChainOrder(all as RawLog[])];
       decoded = newDecoded();
       await this.decodeLogs(() => sorted, decoded, false);
     }
@@ -807,23 +807,9 @@ function looksDense(header: Header | null): boolean {
   return bits >= DENSE_BLOOM_BITS;
 }
 
-/** Logs by (block, log index): as nodes answer them already, checked in one pass before sorting a copy. */
-function inChainOrder(logs: RawLog[]): RawLog[] {
-  let previous = -1;
-  let previousBlock = -1;
-  let ordered = true;
-  for (const log of logs) {
-    const block = hexToNumber(log.blockNumber);
-    const index = hexToNumber(log.logIndex);
-    if (block < previousBlock || (block === previousBlock && index <= previous)) {
-      ordered = false;
-      break;
-    }
-    previousBlock = block;
-    previous = index;
-  }
-  if (ordered) return logs;
-  return [...logs].sort(
+/** Logs sorted by (block, log index), for a node that did not answer them in that order (`decodeLogs` finds it). */
+function sortInChainOrder(logs: RawLog[]): RawLog[] {
+  return logs.sort(
     (a, b) =>
       hexToNumber(a.blockNumber) - hexToNumber(b.blockNumber) || hexToNumber(a.logIndex) - hexToNumber(b.logIndex),
   );
