@@ -190,11 +190,9 @@ class Scanner {
   smallValue(): { value: unknown } | undefined {
     const start = this.at;
     if (!this.skipValue()) return undefined;
-    try {
-      return { value: JSON.parse(this.text.slice(start, this.at)) };
-    } catch {
-      return undefined;
-    }
+    // JSON text never parses to undefined: undefined is "not JSON".
+    const value = parseOrUndefined(this.text.slice(start, this.at));
+    return value === undefined ? undefined : { value };
   }
 
   /** Steps over what follows a member: `,` or `}` (its code), anything else undefined. */
