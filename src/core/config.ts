@@ -30,6 +30,13 @@ export interface Config {
     /** The pool of NFTPort calls when it is not `dispatcher` (loadConfig: undici's Agent when no proxy is set). */
     dispatcher?: Dispatcher | undefined;
   };
+  opensea: UpstreamConfig & {
+    apiKey: string | undefined;
+    /** The pool of OpenSea calls when it is not `dispatcher` (the same paging pool as NFTPort's). */
+    dispatcher?: Dispatcher | undefined;
+    /** Chainlink-style ETH/USD feed asked (through INDEX_RPC_URL's node) for the `price_usd` of OpenSea's sales. */
+    ethUsdFeed: string;
+  };
   mailjet: UpstreamConfig & {
     userId: string | undefined;
     password: string | undefined;
@@ -37,7 +44,7 @@ export interface Config {
     concurrency: number;
   };
   /** Where the three retrievers read from. */
-  nftSource: "nftport" | "index";
+  nftSource: NftSourceName;
   /** The own index (NFT_SOURCE=index): an SQLite file path or a `postgres://` URL. */
   indexDb: string;
   /** The Ethereum JSON-RPC node `chainmail index` follows (INDEX_RPC_URL; `--rpc` overrides). */
@@ -55,6 +62,13 @@ export interface Config {
 }
 
 type Env = Readonly<Record<string, string | undefined>>;
+
+/** The values of NFT_SOURCE: NFTPort, the own index, OpenSea, or the own index with OpenSea's order book. */
+export const NFT_SOURCES = ["nftport", "index", "opensea", "index+opensea"] as const;
+export type NftSourceName = (typeof NFT_SOURCES)[number];
+
+/** Chainlink's ETH / USD price feed on Ethereum mainnet (its proxy). */
+const CHAINLINK_ETH_USD = "0x5f4ec3df9cbd43714fe2740f5e3616155c5b8419";
 
 /** An integer setting of at least `min`, or `fallback` when unset; anything else is a clear error naming it. */
 export function intSetting(env: Env, name: string, fallback: number, min = 0): number {
@@ -86,6 +100,20 @@ function oneOf<T extends string>(env: Env, name: string, values: readonly T[], f
     );
   }
   return raw as T;
+}
+
+/** An Ethereum address setting (lower case), or `fallback` when unset. */
+function address(env: Env, name: string, fallback: string): string {
+  const raw = env[name];
+  if (raw === undefined || raw === "") return fallback;
+  if (!/^0x[0-9a-fA-F]{40}$/.test(raw)) {
+    throw new ChainmailError(
+      "INVALID_INPUT",
+      `Setting ${name}=${JSON.stringify(raw)} is invalid: must be an address (0x followed by 40 hex digits).`,
+      { details: { setting: name } },
+    );
+  }
+  return raw.toLowerCase();
 }
 
 function upstream(env: Env, prefix: string, baseUrl: string): UpstreamConfig {
@@ -149,8 +177,8 @@ function undiciAgent(): typeof import("undici").Agent {
 }
 
 /**
- * NFTPort's pool when no proxy is set: undici's Agent, loaded on the first NFTPort call. NFTPort answers are pages
- * of ~30 KB read back to back (`run --all`), where node:http's client cost about 100 µs of CPU a page more than
+ * The pool of paged reads (NFTPort, OpenSea) when no proxy is set: undici's Agent, loaded on the first call. NFTPort
+ * answers are pages of ~30 KB read back to back (`run --all`), where node:http's client cost about 100 µs of CPU a page more than
  * undici's dispatcher (a 50-record page through runNode: 1.2–1.3× a bare undici request instead of 0.85–0.95×) and
  * its garbage took a 600-page `run --all` from 59 to 91 MiB peak RSS (undici: 74 MiB, flat). Mail and RPC keep the
  * node:http pool: few, larger answers, where undici's load and WebAssembly compile (~60 ms, ~20 MiB) do not pay back.
@@ -172,13 +200,19 @@ export function loadConfig(env: Env = process.env): Config {
       apiKey: env.NFTPORT_API_KEY || undefined,
       dispatcher: dispatcher instanceof NodeHttpPool ? pagingPool : undefined,
     },
+    opensea: {
+      ...upstream(env, "OPENSEA", "https://api.opensea.io"),
+      apiKey: env.OPENSEA_API_KEY || undefined,
+      dispatcher: dispatcher instanceof NodeHttpPool ? pagingPool : undefined,
+      ethUsdFeed: address(env, "ETH_USD_FEED", CHAINLINK_ETH_USD),
+    },
     mailjet: {
       ...upstream(env, "MAILJET", "https://api.mailjet.com"),
       userId: env.MAILJET_API_KEY || undefined,
       password: env.MAILJET_SECRET_KEY || undefined,
       concurrency: intSetting(env, "MAILJET_CONCURRENCY", 4, 1),
     },
-    nftSource: oneOf(env, "NFT_SOURCE", ["nftport", "index"] as const, "nftport"),
+    nftSource: oneOf(env, "NFT_SOURCE", NFT_SOURCES, "nftport"),
     indexDb: env.INDEX_DB || env.INDEX_DATABASE_URL || "./data/index.sqlite",
     indexRpc: { url: env.INDEX_RPC_URL || undefined, timeoutMs: indexRpc.timeoutMs, retry: indexRpc.retry },
     emailTransport: oneOf(env, "EMAIL_TRANSPORT", ["mailjet", "smtp", "outbox"] as const, "mailjet"),

@@ -4,7 +4,7 @@ import type { RunContext } from "../core/node.js";
 import { ErrorPayloadSchema, RawResponse } from "../schemas/common.js";
 import { NftParams, RetrieverResult } from "../schemas/transactions.js";
 import { resolveNftSource } from "../sources/index.js";
-import type { NftSource, RetrieverOutcome } from "../sources/types.js";
+import { type NftSource, NO_API_KEY, type RetrieverOutcome } from "../sources/types.js";
 
 export const retrieverOutputs = {
   data: RetrieverResult,
@@ -15,13 +15,22 @@ export const retrieverOutputs = {
 export const retrieverInputs = <Q extends ReturnType<typeof Type.Object>>(query: Q) => ({ query, params: NftParams });
 
 /**
- * Fills `params.api_key` from the operator's NFTPORT_API_KEY when the caller gave none. With NFT_SOURCE=index
- * the key means nothing and may be omitted.
+ * Fills `params.api_key` from the operator's key of the configured source (NFTPORT_API_KEY, OPENSEA_API_KEY) when
+ * the caller gave none. With NFT_SOURCE=index the key means nothing and may be omitted; with index+opensea it is
+ * needed only for what OpenSea answers (bids and listings), and that part says so when it is missing.
  */
 export function withApiKeyDefault(input: Record<string, unknown>, ctx: RunContext): Record<string, unknown> {
   const params = (input.params ?? {}) as Record<string, unknown>;
   if (typeof params !== "object" || params === null || params.api_key !== undefined) return input;
-  const fallback = ctx.config.nftSource === "index" ? "not-needed-by-index" : ctx.config.nftport.apiKey;
+  const { config } = ctx;
+  const fallback =
+    config.nftSource === "index"
+      ? NO_API_KEY
+      : config.nftSource === "opensea"
+        ? config.opensea.apiKey
+        : config.nftSource === "index+opensea"
+          ? (config.opensea.apiKey ?? NO_API_KEY)
+          : config.nftport.apiKey;
   return fallback ? { ...input, params: { ...params, api_key: fallback } } : input;
 }
 

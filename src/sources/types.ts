@@ -26,3 +26,9 @@ export interface NftSource {
   transactionsOnChain(query: OnChainQuery, params: NftParams, ctx: RunContext): Promise<RetrieverOutcome>;
   transactionsByToken(query: ByTokenQuery, params: NftParams, ctx: RunContext): Promise<RetrieverOutcome>;
 }
+
+/**
+ * `params.api_key` when the caller gave none and the source may not need one (the own index; the index with
+ * OpenSea, whose OpenSea part refuses it with a clear error when it is asked for bids or listings).
+ */
+export const NO_API_KEY = "no-api-key-given";
