@@ -6,10 +6,10 @@
  * position: "`s` records into the records that follow continuation `c`", plus a short hash of the record just
  * before it; a source's records after a continuation do not depend on the page size asked, so a position stays
  * exact whatever pages it is read with. Each call reads `page_size` records (after the position) from every
- * stream, merges them by `transaction_date` (newest first; on a tie the earlier stream first, each stream in its
- * own order), and hands out the first `page_size`, never past the last record read of a stream that has more:
- * what that stream has not yet shown could come before it. Each stream's new position is right after its last
- * record handed out.
+ * stream and hands out `page_size` of them, each time the newest of the streams' next records by
+ * `transaction_date` (on a tie the earlier stream's; a stream's own order is never changed), and never past the
+ * last record read of a stream that has more: what that stream has not yet shown could come first. Each stream's
+ * new position is right after its last record handed out.
  *
  * Nothing skipped, nothing twice: on resume the hash must name the record just before the position; when records
  * moved (new ones at the top of a stream read from its start) it is looked for among the records read, and reading
@@ -39,8 +39,8 @@ interface Position {
 }
 
 export const DEFAULT_PAGE_SIZE = 50;
-/** Source pages one stream may read in one call. */
-const MAX_STREAM_PAGES = 20;
+/** Source pages one stream may read in one call (each OpenSea one reads up to 10 of OpenSea's own). */
+export const MAX_STREAM_PAGES = 4;
 /** How far past its expected place the record before a position is looked for, when records moved. */
 const SEARCH_SLACK = 1000;
 
@@ -203,32 +203,48 @@ export async function mergeNewestFirst(
     reads.push(outcome.read);
   }
 
-  const merged = reads
-    .flatMap((read, stream) => read.items.map((item, index) => ({ item, stream, index })))
-    .sort((a, b) => compareDates(b.item.record, a.item.record) || a.stream - b.stream || a.index - b.index);
-  // Never past the last record read of a stream that has more: its next record could come before what follows.
-  let cut = merged.length;
-  reads.forEach((read, stream) => {
-    if (read.exhausted) return;
-    const last = merged.findIndex((m) => m.stream === stream && m.index === read.items.length - 1);
-    cut = Math.min(cut, last + 1);
-  });
-  const taken = merged.slice(0, Math.min(pageSize, cut));
+  // A k-way merge: each stream keeps its own order, the newest head goes first (on a tie the earlier stream).
+  const heads = reads.map(() => 0);
+  const taken: { stream: number; record: TransactionRecord }[] = [];
+  while (taken.length < pageSize) {
+    let best = -1;
+    reads.forEach((read, stream) => {
+      if (heads[stream]! >= read.items.length) return;
+      if (best < 0 || date(read.items[heads[stream]!]!.record) > date(reads[best]!.items[heads[best]!]!.record)) {
+        best = stream;
+      }
+    });
+    if (best < 0 || !mayTake(reads, heads, best)) break;
+    taken.push({ stream: best, record: reads[best]!.items[heads[best]!]!.record });
+    heads[best]!++;
+  }
 
   const next = reads.map((read, stream): Position => {
-    const mine = taken.filter((m) => m.stream === stream);
-    if (mine.length === read.items.length) return read.frontier;
-    return mine.length === 0 ? positions[stream]! : mine[mine.length - 1]!.item.after;
+    const count = heads[stream]!;
+    if (count === read.items.length) return read.frontier;
+    return count === 0 ? positions[stream]! : read.items[count - 1]!.after;
   });
-  const transactions = taken.map((m) => m.item.record);
+  const transactions = taken.map((t) => t.record);
   const continuation = next.every((p) => p.end) ? "" : encodeContinuation(next, fingerprint);
   const data: RetrieverResult = { response: "OK", transactions, continuation };
   const body = stringifyJson({ response: "OK", transactions, ...(continuation ? { continuation } : {}) });
   return { data, response: raw(200, body) };
 }
 
-function compareDates(a: TransactionRecord, b: TransactionRecord): number {
-  const x = String((a as { transaction_date?: unknown }).transaction_date ?? "");
-  const y = String((b as { transaction_date?: unknown }).transaction_date ?? "");
-  return x < y ? -1 : x > y ? 1 : 0;
+const date = (record: TransactionRecord): string =>
+  String((record as { transaction_date?: unknown }).transaction_date ?? "");
+
+/**
+ * Whether the head of stream `from` may be handed out now: not while a stream that has more than it showed has
+ * shown all it read, unless that head comes before anything that stream can still show (newer than its last
+ * record, or as new and from an earlier stream).
+ */
+function mayTake(reads: readonly StreamRead[], heads: readonly number[], from: number): boolean {
+  const head = date(reads[from]!.items[heads[from]!]!.record);
+  return reads.every((read, stream) => {
+    if (stream === from || read.exhausted || heads[stream]! < read.items.length) return true;
+    const last = read.items[read.items.length - 1];
+    if (!last) return false;
+    return head > date(last.record) || (head === date(last.record) && from < stream);
+  });
 }
