@@ -111,9 +111,13 @@ function hashOf(value: unknown, at: string): string | Unreadable {
     : new Unreadable(at, "is not a transaction hash");
 }
 
-/** An integer quantity >= 0 of any size: a JSON integer (a bigint beyond 2^53) or a string of at most 78 digits. */
+/**
+ * An integer quantity >= 0 of any size: a JSON integer (a bigint beyond 2^53) or a string of at most 78 digits. A
+ * number beyond 2^53 (written as a float, `1e20`) is not exact and is refused.
+ */
 function quantityOf(value: unknown, at: string): number | bigint | Unreadable {
-  const exact = typeof value === "string" && !/^\d{1,78}$/.test(value) ? undefined : toExactInteger(value);
+  const unsafe = typeof value === "number" && !Number.isSafeInteger(value);
+  const exact = unsafe || (typeof value === "string" && !/^\d{1,78}$/.test(value)) ? undefined : toExactInteger(value);
   return exact === undefined || exact < 0 || (typeof exact === "bigint" && exact >= 10n ** 78n)
     ? new Unreadable(at, "is not a non-negative integer")
     : exact;
