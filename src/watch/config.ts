@@ -40,6 +40,22 @@ export const MailTemplate = Type.Object(
 
 export const RULE_TYPES = ["transfer", "mint", "burn", "sale", "bid", "list", "all"] as const;
 
+/** Where a watch reads records from: the values of NFT_SOURCE. */
+export const WATCH_SOURCES = ["index", "nftport", "opensea", "index+opensea"] as const;
+export type WatchSource = (typeof WATCH_SOURCES)[number];
+
+/** The sources whose by-contract retriever answers bids and listings. */
+const ORDER_BOOK_SOURCES: readonly WatchSource[] = ["nftport", "opensea", "index+opensea"];
+
+const PriceBound = (bound: string, description: string) =>
+  Type.Object(
+    {
+      eth: Type.Optional(Type.Number({ minimum: 0, maximum: 1e12, description: `${bound} this many ETH` })),
+      usd: Type.Optional(Type.Number({ minimum: 0, maximum: 1e15, description: `${bound} this many US dollars` })),
+    },
+    { ...strict, description },
+  );
+
 export const WatchRule = Type.Object(
   {
     id: Type.String({
@@ -59,16 +75,17 @@ export const WatchRule = Type.Object(
       Type.Array(Type.Union(RULE_TYPES.map((t) => Type.Literal(t))), {
         minItems: 1,
         maxItems: RULE_TYPES.length,
-        description: 'Record kinds to mail; bid and list only with contract_address alone. Default ["sale"]',
+        description:
+          'Record kinds to mail; bid and list only with contract_address alone, from nftport, opensea or index+opensea. Default ["sale"]',
       }),
     ),
     min_price: Type.Optional(
-      Type.Object(
-        {
-          eth: Type.Optional(Type.Number({ minimum: 0, maximum: 1e12, description: "At least this many ETH" })),
-          usd: Type.Optional(Type.Number({ minimum: 0, maximum: 1e15, description: "At least this many US dollars" })),
-        },
-        { ...strict, description: "Only records with a price of at least this (exactly one of eth, usd)" },
+      PriceBound("at least", "Only records with a price of at least this (exactly one of eth, usd)"),
+    ),
+    max_price: Type.Optional(
+      PriceBound(
+        "at most",
+        "Only records with a price of at most this (exactly one of eth, usd): a listing below a price",
       ),
     ),
     mode: Type.Optional(
@@ -102,9 +119,10 @@ export type WatchRule = Static<typeof WatchRule>;
 export const WatchConfigSchema = Type.Object(
   {
     source: Type.Optional(
-      Type.Union([Type.Literal("index"), Type.Literal("nftport")], {
-        description: "Where records come from; default NFT_SOURCE",
-      }),
+      Type.Union(
+        WATCH_SOURCES.map((s) => Type.Literal(s)),
+        { description: "Where records come from; default NFT_SOURCE" },
+      ),
     ),
     store: Type.Optional(
       Type.String({
@@ -114,7 +132,11 @@ export const WatchConfigSchema = Type.Object(
       }),
     ),
     poll_seconds: Type.Optional(
-      Type.Number({ minimum: 0.05, maximum: 86_400, description: "Between polls; default 2 (index), 30 (nftport)" }),
+      Type.Number({
+        minimum: 0.05,
+        maximum: 86_400,
+        description: "Between polls; default 2 (index), 30 (nftport, opensea, index+opensea)",
+      }),
     ),
     reorg_depth: Type.Optional(
       Type.Integer({
@@ -126,6 +148,9 @@ export const WatchConfigSchema = Type.Object(
     nftport_requests_per_second: Type.Optional(
       Type.Number({ minimum: 0.01, maximum: 1000, description: "NFTPort calls per second across rules; default 2" }),
     ),
+    opensea_requests_per_second: Type.Optional(
+      Type.Number({ minimum: 0.01, maximum: 1000, description: "OpenSea calls per second across rules; default 1" }),
+    ),
     from: Type.Optional(Recipient),
     rules: Type.Array(WatchRule, { minItems: 1, maxItems: 200 }),
   },
@@ -135,11 +160,12 @@ type Parsed = Static<typeof WatchConfigSchema>;
 
 /** A validated configuration with every default filled in. */
 export interface WatchConfig {
-  source: "index" | "nftport";
+  source: WatchSource;
   store: string | undefined;
   pollMs: number;
   reorgDepth: number;
   nftportRequestsPerSecond: number;
+  openseaRequestsPerSecond: number;
   rules: Rule[];
 }
 
@@ -159,13 +185,19 @@ export function retrieverKind(rule: Pick<WatchRule, "contract_address" | "token_
 
 /**
  * Checks a parsed configuration file and fills in defaults; throws `invalid_input` listing every problem.
- * `defaultSource` is NFT_SOURCE's value.
+ * `defaultSource` is NFT_SOURCE's value (NFTPort when it names no source a watch reads).
  */
-export function parseWatchConfig(value: unknown, defaultSource: "index" | "nftport" = "nftport"): WatchConfig {
+export function parseWatchConfig(value: unknown, defaultSource: string | undefined = "nftport"): WatchConfig {
   const checked = checkPort("", WatchConfigSchema, value);
   const violations = [...checked.violations];
+  const fallback = (WATCH_SOURCES as readonly string[]).includes(defaultSource ?? "")
+    ? (defaultSource as WatchSource)
+    : "nftport";
   // Cross-field rules run only on a value the schema accepted as a whole; their own types are then sure.
-  if (!violations.length) violations.push(...crossFieldProblems(checked.value as Parsed));
+  if (!violations.length) {
+    const parsed = checked.value as Parsed;
+    violations.push(...crossFieldProblems(parsed, parsed.source ?? fallback));
+  }
   if (violations.length) {
     const payload = invalidInput(violations);
     throw new ChainmailError("INVALID_INPUT", payload.error.replace(/^Invalid input/, "Invalid watch configuration"), {
@@ -173,13 +205,14 @@ export function parseWatchConfig(value: unknown, defaultSource: "index" | "nftpo
     });
   }
   const parsed = checked.value as Parsed;
-  const source = parsed.source ?? defaultSource;
+  const source = parsed.source ?? fallback;
   return {
     source,
     store: parsed.store,
     pollMs: Math.round((parsed.poll_seconds ?? (source === "index" ? 2 : 30)) * 1000),
     reorgDepth: parsed.reorg_depth ?? 12,
     nftportRequestsPerSecond: parsed.nftport_requests_per_second ?? 2,
+    openseaRequestsPerSecond: parsed.opensea_requests_per_second ?? 1,
     rules: parsed.rules.map((rule) => ({
       ...rule,
       type: rule.type ?? ["sale"],
@@ -194,7 +227,7 @@ function violation(field: string, rule: string, message: string, value?: unknown
   return { field, rule, message, ...(value === undefined ? {} : { value }) };
 }
 
-function crossFieldProblems(config: Parsed): Violation[] {
+function crossFieldProblems(config: Parsed, source: WatchSource): Violation[] {
   const out: Violation[] = [];
   const seen = new Set<string>();
   config.rules.forEach((rule, i) => {
@@ -216,16 +249,35 @@ function crossFieldProblems(config: Parsed): Violation[] {
           rule.type,
         ),
       );
+    } else if (orderBook.length && !ORDER_BOOK_SOURCES.includes(source)) {
+      out.push(
+        violation(
+          `${at}.type`,
+          `bid and list only from ${ORDER_BOOK_SOURCES.join(", ")}`,
+          `${at}.type = ${JSON.stringify(rule.type)} is invalid: source ${source} has no bids or listings (use ${ORDER_BOOK_SOURCES.join(", ")})`,
+          rule.type,
+        ),
+      );
     }
-    if (rule.min_price) {
-      const given = ["eth", "usd"].filter((k) => (rule.min_price as Record<string, unknown>)[k] !== undefined);
-      if (given.length !== 1) {
+    if (source === "opensea" && retrieverKind(rule) === "on-chain") {
+      out.push(
+        violation(
+          `${at}.contract_address`,
+          "required with source opensea",
+          `${at}.contract_address is required with source opensea: OpenSea filters the whole chain by time, not by block (use index or index+opensea for the whole chain)`,
+        ),
+      );
+    }
+    for (const bound of ["min_price", "max_price"] as const) {
+      const given = rule[bound];
+      if (!given) continue;
+      if (["eth", "usd"].filter((k) => (given as Record<string, unknown>)[k] !== undefined).length !== 1) {
         out.push(
           violation(
-            `${at}.min_price`,
+            `${at}.${bound}`,
             "exactly one of eth, usd",
-            `${at}.min_price is invalid: give exactly one of eth, usd`,
-            rule.min_price,
+            `${at}.${bound} is invalid: give exactly one of eth, usd`,
+            given,
           ),
         );
       }

@@ -20,7 +20,7 @@ import { type AnyNode, runNode } from "../core/node.js";
 import { PageError, pages } from "../core/paginate.js";
 import { nftTransactionsByContract, nftTransactionsByToken, nftTransactionsOnChain } from "../nodes/index.js";
 import type { TransactionRecord } from "../schemas/transactions.js";
-import type { Rule } from "./config.js";
+import type { Rule, WatchSource } from "./config.js";
 import { type Position, positionOf } from "./records.js";
 
 /** Spaces upstream calls (NFTPort's per-second limit) and holds them back after a 429. Shared by every rule. */
@@ -47,7 +47,7 @@ export class Pacer {
 
 export interface FollowContext {
   config: Config;
-  source: "index" | "nftport";
+  source: WatchSource;
   reorgDepth: number;
   signal?: AbortSignal | undefined;
   pacer?: Pacer | undefined;
@@ -63,9 +63,11 @@ function nodeOf(rule: Rule): AnyNode {
       : nftTransactionsOnChain;
 }
 
+/** Records per page the rule asks for: the index pages up to 1000 records, NFTPort at most 50, OpenSea 200. */
+const PAGE_SIZES: Record<WatchSource, number> = { index: 500, nftport: 50, opensea: 200, "index+opensea": 200 };
+
 function queryOf(rule: Rule, ctx: FollowContext): Record<string, unknown> {
-  // The index pages up to 1000 records; NFTPort at most 50.
-  const page_size = ctx.source === "index" ? 500 : 50;
+  const page_size = PAGE_SIZES[ctx.source];
   return {
     ...(rule.contract_address !== undefined ? { contract_address: rule.contract_address } : {}),
     ...(rule.token_id !== undefined ? { token_id: rule.token_id } : {}),
@@ -116,16 +118,16 @@ const firstRecord = async (rule: Rule, query: Record<string, unknown>, ctx: Foll
  * known yet: an own index that no writer has filled or seen the chain with.
  *
  * - `start_block`: the block before it (rows without a block: those dated after now).
- * - The own index: the chain head its writer last saw (`head_block`), or its last indexed block if that is later.
- *   Not the newest record: an index still backfilling has not read the newest blocks yet, and the records it adds
- *   for them later are history, not news.
- * - NFTPort: the newest record it has now (none: everything to come is new); on the whole chain that record is
- *   found by a galloping search on `from_block`, a few dozen one-record reads.
+ * - The own index (alone, or with OpenSea's order book): the chain head its writer last saw (`head_block`), or its
+ *   last indexed block if that is later, and now for records without a block. Not the newest record: an index still
+ *   backfilling has not read the newest blocks yet, and the records it adds for them later are history, not news.
+ * - NFTPort, OpenSea: the newest record it has now (none: everything to come is new); on the whole chain (NFTPort)
+ *   that record is found by a galloping search on `from_block`, a few dozen one-record reads.
  */
 export async function findFloor(rule: Rule, ctx: FollowContext): Promise<Position | undefined> {
   const now = new Date().toISOString().slice(0, 19);
   if (rule.start_block !== undefined) return { block: rule.start_block - 1, date: now };
-  if (ctx.source === "index") {
+  if (ctx.source === "index" || ctx.source === "index+opensea") {
     const { indexStatus } = await import("../sources/index/source.js");
     const { headBlock, lastBlock } = await indexStatus(ctx.config);
     const known = [headBlock, lastBlock].filter((b): b is number => b !== null);

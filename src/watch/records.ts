@@ -102,16 +102,31 @@ function typeMatches(type: string, wanted: readonly string[]): boolean {
   return (type === "cancel_list" && wanted.includes("list")) || (type === "cancel_bid" && wanted.includes("bid"));
 }
 
-/** Whether a rule wants this record: its kind, and its price when the rule sets a minimum. */
+/**
+ * Whether a rule wants this record: its kind, and its price when the rule sets a minimum or a maximum (records
+ * without such a price never pass a bound).
+ */
 export function ruleWants(rule: Rule, record: TransactionRecord, ethTokens: ReadonlySet<string>): boolean {
   const r = record as Loose;
   if (!typeMatches(String(r.type), rule.type)) return false;
-  if (!rule.min_price) return true;
+  if (!rule.min_price && !rule.max_price) return true;
   const p = r.price_details;
   if (!p) return false;
-  if (rule.min_price.usd !== undefined) return typeof p.price_usd === "number" && p.price_usd >= rule.min_price.usd;
   const inEth = p.asset_type === "ETH" || ethTokens.has(String(p.contract_address ?? "").toLowerCase());
-  return inEth && typeof p.price === "number" && p.price >= (rule.min_price.eth ?? 0);
+  /** The record's price in the bound's unit, or undefined when it has none. */
+  const priceIn = (bound: { eth?: number | undefined; usd?: number | undefined }): [number, number] | undefined => {
+    if (bound.usd !== undefined) return typeof p.price_usd === "number" ? [p.price_usd, bound.usd] : undefined;
+    return inEth && typeof p.price === "number" ? [p.price, bound.eth ?? 0] : undefined;
+  };
+  if (rule.min_price) {
+    const at = priceIn(rule.min_price);
+    if (!at || at[0] < at[1]) return false;
+  }
+  if (rule.max_price) {
+    const at = priceIn(rule.max_price);
+    if (!at || at[0] > at[1]) return false;
+  }
+  return true;
 }
 
 export const ETH_TOKENS: ReadonlySet<string> = new Set(MAINNET_ETH_TOKENS);

@@ -80,6 +80,14 @@ export function customIdOf(rule: string, keys: readonly string[]): string {
   return `cw.${rule}.d${createHash("sha256").update(keys.join(",")).digest("hex").slice(0, 24)}`;
 }
 
+/** Spaces the upstream calls of every rule: NFTPort's and OpenSea's rate limits (the own index needs none). */
+function pacerFor(watchConfig: WatchConfig): Pacer | undefined {
+  if (watchConfig.source === "index") return undefined;
+  return new Pacer(
+    watchConfig.source === "nftport" ? watchConfig.nftportRequestsPerSecond : watchConfig.openseaRequestsPerSecond,
+  );
+}
+
 /** Settings the watch runs with: NFT_SOURCE from the config, and an SMTP journal beside the store. */
 function settingsOf(watchConfig: WatchConfig, env: Record<string, string | undefined>) {
   const base = loadConfig({ ...env, NFT_SOURCE: watchConfig.source });
@@ -95,7 +103,7 @@ function settingsOf(watchConfig: WatchConfig, env: Record<string, string | undef
 
 export async function watch(options: WatchOptions): Promise<WatchSummary> {
   const env = options.env ?? process.env;
-  const watchConfig = parseWatchConfig(options.config, env.NFT_SOURCE === "index" ? "index" : "nftport");
+  const watchConfig = parseWatchConfig(options.config, env.NFT_SOURCE);
   const { config, store: where } = settingsOf(watchConfig, env);
   const logger = options.logger ?? silent;
   const store = await openWatchStore(where);
@@ -105,7 +113,7 @@ export async function watch(options: WatchOptions): Promise<WatchSummary> {
       source: watchConfig.source,
       reorgDepth: watchConfig.reorgDepth,
       signal: options.signal,
-      pacer: watchConfig.source === "nftport" ? new Pacer(watchConfig.nftportRequestsPerSecond) : undefined,
+      pacer: pacerFor(watchConfig),
     },
     send: { config, signal: options.signal, logger },
     logger,
@@ -297,7 +305,7 @@ class WatchRun {
     const known = await this.store.knownKeys(rule.id, keys);
     const fresh = wanted.map((record, i) => ({ record, key: keys[i]!, position: positionOf(record) }));
     const taken = fresh.filter((r) => !known.has(r.key));
-    const newest = batch.records.length ? positionOf(batch.records[batch.records.length - 1]!) : undefined;
+    const newest = batch.records.reduce<Position | undefined>((at, r) => later(at, positionOf(r)), undefined);
     const position = later(read, newest);
     if (!taken.length && position === read) return read;
     await this.store.take(
@@ -430,14 +438,17 @@ function errorText(result: MailResult): string {
   return result.result.Errors?.map((e) => `${e.ErrorCode}: ${e.ErrorMessage}`).join("; ") ?? "";
 }
 
-/** The later of two positions (block first, then date). */
+/**
+ * The later of two read positions, block and date each: a rule that mixes records with a block (on-chain) and
+ * without (bids and listings) keeps the newest of each, so that neither kind's horizon stays behind.
+ */
 function later(a: Position | undefined, b: Position | undefined): Position | undefined {
   if (!a) return b;
   if (!b) return a;
-  const ab = a.block ?? -1;
-  const bb = b.block ?? -1;
-  if (bb !== ab) return bb > ab ? b : a;
-  return b.date > a.date ? b : a;
+  const block = a.block === undefined ? b.block : b.block === undefined ? a.block : Math.max(a.block, b.block);
+  // Dates are strings in one format: their order is the text's (Math.max would make numbers of them).
+  const date = [a.date, b.date].sort()[1]!;
+  return block === a.block && date === a.date ? a : { block, date };
 }
 
 export interface PreviewEmail {
@@ -453,14 +464,14 @@ export interface PreviewEmail {
  */
 export async function previewWatch(options: Omit<WatchOptions, "once" | "logger">): Promise<PreviewEmail[]> {
   const env = options.env ?? process.env;
-  const watchConfig = parseWatchConfig(options.config, env.NFT_SOURCE === "index" ? "index" : "nftport");
+  const watchConfig = parseWatchConfig(options.config, env.NFT_SOURCE);
   const { config, store: where } = settingsOf(watchConfig, env);
   const follow: FollowContext = {
     config,
     source: watchConfig.source,
     reorgDepth: watchConfig.reorgDepth,
     signal: options.signal,
-    pacer: watchConfig.source === "nftport" ? new Pacer(watchConfig.nftportRequestsPerSecond) : undefined,
+    pacer: pacerFor(watchConfig),
   };
   const store = isPostgresUrl(where) || existsSync(where) ? await openWatchStore(where) : undefined;
   const out: PreviewEmail[] = [];
