@@ -9,8 +9,10 @@ import { stringifyJson } from "../src/core/json.js";
 import { type AnyNode, runNode } from "../src/core/node.js";
 import { records } from "../src/core/paginate.js";
 import { nftTransactionsByContract, nftTransactionsByToken, nftTransactionsOnChain } from "../src/nodes/index.js";
+import { startServer } from "../src/server/index.js";
 import { forgetCollections, MAX_SCANNED_PAGES } from "../src/sources/opensea/source.js";
 import { runCli, testConfig } from "./helpers.js";
+import { call } from "./server-helpers.js";
 import { OPENSEA_KEY, type OpenSeaServer, startOpenSea } from "./upstreams/opensea.js";
 import {
   BAYC,
@@ -463,5 +465,50 @@ describe("failures", () => {
       code: "upstream_bad_response",
       field: "asset_events[1].payment.quantity",
     });
+  });
+});
+
+describe("the HTTP service", () => {
+  const TOKEN = "opensea-test-token-0123456789";
+  const auth = { authorization: `Bearer ${TOKEN}` };
+
+  it("OPENSEA_API_KEY is an operator credential: the service needs CHAINMAIL_TOKENS to start with it", async () => {
+    await expect(startServer({ port: 0, config: config() })).rejects.toThrow(
+      /OPENSEA_API_KEY is set.*CHAINMAIL_TOKENS/s,
+    );
+  });
+
+  it("serves the source: exact integers on the wire, OpenSea's failures as 502, its limits as 400", async () => {
+    const server = await startServer({ port: 0, config: config({ CHAINMAIL_TOKENS: TOKEN }) });
+    try {
+      const ok = await call(
+        `${server.url}/nodes/nft-transactions-by-contract`,
+        "POST",
+        { query: { contract_address: MULTI } },
+        auth,
+      );
+      expect(ok.status).toBe(200);
+      expect(ok.text).toContain(`"quantity":${HUGE_QUANTITY}`);
+      expect(ok.text).not.toContain(OPENSEA_KEY);
+      const refused = await call(
+        `${server.url}/nodes/nft-transactions-by-token`,
+        "POST",
+        { query: { contract_address: GLYPHBOTS, token_id: "1" }, params: { api_key: "wrong" } },
+        auth,
+      );
+      expect(refused.status).toBe(502);
+      expect(refused.body.error.details.code).toBe("upstream_auth");
+      const tooBig = await call(
+        `${server.url}/nodes/nft-transactions-by-contract`,
+        "POST",
+        { query: { contract_address: BAYC, page_size: 500 } },
+        auth,
+      );
+      expect(tooBig.status).toBe(400);
+      const openapi = await call(`${server.url}/openapi.json`, "GET");
+      expect(openapi.text).toContain("OPENSEA_API_KEY");
+    } finally {
+      await server.close();
+    }
   });
 });

@@ -21,7 +21,7 @@ const BlockNumber = Type.Integer({ minimum: 0 });
 const TransactionDate = Type.String({ description: "UTC, `YYYY-MM-DDTHH:MM:SS` in real data (no zone suffix)" });
 const Marketplace = Type.String({
   description:
-    "Marketplace name, as the source sends it. NFTPort: opensea, rarible, cryptopunks, looksrare, x2y2; the own index adds blur, sudoswap, seaport",
+    "Marketplace name, as the source sends it. NFTPort: opensea, rarible, cryptopunks, looksrare, x2y2; the own index adds blur, sudoswap, seaport; OpenSea: opensea (absent on sales it saw filled elsewhere)",
 });
 
 export const NftObject = Type.Object(
@@ -58,7 +58,8 @@ export const PriceObject = Type.Object(
       }),
     ),
     price_usd: Type.Union([Type.Number(), Type.Null()], {
-      description: "USD value at the time of the sale. Absent on real cancel_list rows",
+      description:
+        "USD value at the time of the sale. Absent on real cancel_list rows, and on OpenSea's records unless a JSON-RPC node gives it (sales in ETH)",
     }),
   },
   { ...open, $id: "PriceObject", title: "Price object" },
@@ -179,7 +180,7 @@ const paging = {
     Type.Integer({
       minimum: 1,
       maximum: MAX_PAGE_SIZE_ANY_SOURCE,
-      description: `Records per page, 1 to ${MAX_PAGE_SIZE_ANY_SOURCE} (NFTPort accepts 1 to 50, default 50; the own index up to 1000, default 50)`,
+      description: `Records per page, 1 to ${MAX_PAGE_SIZE_ANY_SOURCE} (NFTPort accepts 1 to 50, default 50; OpenSea 1 to 200; the own index up to 1000, default 50)`,
     }),
   ),
 };
@@ -228,13 +229,14 @@ export const NftParams = Type.Object(
       maxLength: 1024,
       // It is sent as the Authorization header: a value HTTP cannot carry is refused before anything is sent.
       pattern: HEADER_VALUE_PATTERN,
-      description: "NFTPort API key. May be omitted when the operator configured NFTPORT_API_KEY or NFT_SOURCE=index",
+      description:
+        "API key of the configured source: NFTPort's, or OpenSea's (sent as X-API-KEY) with NFT_SOURCE=opensea or index+opensea. May be omitted when the operator configured NFTPORT_API_KEY / OPENSEA_API_KEY, or with NFT_SOURCE=index",
       "x-secret": true,
       "x-rule":
         "a string an HTTP header can carry (at most 1024 visible Latin-1 characters, no line breaks or control characters, no space at either end)",
     }),
     chain: Type.Optional(Chain),
   },
-  { ...strict, title: "Params: NFTPort credentials and chain" },
+  { ...strict, title: "Params: the source's API key and chain" },
 );
 export type NftParams = Static<typeof NftParams>;

@@ -159,9 +159,9 @@ export async function buildApp(options: AppOptions = {}): Promise<FastifyInstanc
   const config = options.config ?? defaultConfig();
   const nodes = options.nodes ?? registry;
   const settings = loadServerSettings(config, options.tokens ? { tokens: options.tokens } : {});
-  // With NFT_SOURCE=index, /healthz and /metrics also report the index (loaded on demand, like the source).
+  // With the own index (alone or with OpenSea), /healthz and /metrics also report it (loaded on demand, like the source).
   const indexStatus =
-    config.nftSource === "index"
+    config.nftSource === "index" || config.nftSource === "index+opensea"
       ? async () => (await import("../sources/index/source.js")).indexStatus(config)
       : undefined;
   const metrics = createMetrics(indexStatus);

@@ -98,7 +98,8 @@ export function buildOpenApi(nodes: readonly AnyNode[], options: OpenApiOptions)
   paths["/healthz"] = {
     get: {
       operationId: "healthz",
-      summary: "Liveness; with NFT_SOURCE=index also the index's last block and lag behind the chain head",
+      summary:
+        "Liveness; with NFT_SOURCE=index (or index+opensea) also the index's last block and lag behind the chain head",
       tags: ["service"],
       responses: {
         200: json(
@@ -108,7 +109,7 @@ export function buildOpenApi(nodes: readonly AnyNode[], options: OpenApiOptions)
               status: { const: "ok" },
               index: {
                 type: "object",
-                description: "Only with NFT_SOURCE=index",
+                description: "Only with NFT_SOURCE=index or index+opensea",
                 properties: {
                   last_block: { type: ["integer", "null"], description: "The last block fully indexed" },
                   head_block: { type: ["integer", "null"], description: "The chain head the indexer last saw" },
@@ -132,7 +133,7 @@ export function buildOpenApi(nodes: readonly AnyNode[], options: OpenApiOptions)
     get: {
       operationId: "metrics",
       summary:
-        "Prometheus metrics: requests, latency, upstream attempts and retries per node; with NFT_SOURCE=index the index's last block, head, lag and rows",
+        "Prometheus metrics: requests, latency, upstream attempts and retries per node; with NFT_SOURCE=index (or index+opensea) the index's last block, head, lag and rows",
       tags: ["service"],
       responses: {
         200: { description: "Prometheus text format", content: { "text/plain": { schema: { type: "string" } } } },

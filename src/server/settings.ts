@@ -39,6 +39,7 @@ const MIN_TOKEN_LENGTH = 16;
 function operatorCredentials(config: Config): string[] {
   const found: string[] = [];
   if (config.nftport.apiKey) found.push("NFTPORT_API_KEY");
+  if (config.opensea.apiKey) found.push("OPENSEA_API_KEY");
   if (config.mailjet.userId) found.push("MAILJET_API_KEY");
   if (config.mailjet.password) found.push("MAILJET_SECRET_KEY");
   if (config.smtpUrl && smtpUrlHasCredentials(config.smtpUrl)) found.push("SMTP_URL");
