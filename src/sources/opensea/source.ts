@@ -113,7 +113,7 @@ async function scan(
       return refuse(
         new ChainmailError(
           "INVALID_CONTINUATION",
-          "query.continuation is not one OpenSea's source issued for this query.",
+          "query.continuation is not one the OpenSea source issued for this query.",
           {
             hint: "Pass query.continuation exactly as the previous page of the same query returned it, or omit it to start over.",
             details: { field: "query.continuation", source: "opensea" },
