@@ -125,7 +125,7 @@ export interface Upstream {
 }
 
 /** Starts a local upstream (bench/upstream.ts) in a process of its own. */
-export async function startUpstream(kind: "nftport" | "mailjet", options: object = {}): Promise<Upstream> {
+export async function startUpstream(kind: "nftport" | "mailjet" | "opensea", options: object = {}): Promise<Upstream> {
   const child: ChildProcess = spawn(
     process.execPath,
     ["--import", "tsx", join(import.meta.dirname, "upstream.ts"), kind, JSON.stringify(options)],

@@ -1,6 +1,6 @@
 /**
  * A local upstream in a process of its own, so that its CPU and memory are not counted against the client under
- * test: `node --import tsx bench/upstream.ts <nftport|mailjet> [options JSON]` prints `{"url": …}` on its first
+ * test: `node --import tsx bench/upstream.ts <nftport|mailjet|opensea> [options JSON]` prints `{"url": …}` on its first
  * line and serves until its standard input closes (the bench ends it with `startUpstream(...).close()`).
  *
  * nftport serves the saved real records (test/fixtures/nftport), plus the pages the benches ask for:
@@ -8,12 +8,16 @@
  *   beyond 2^53 (2^53 + 1);
  * - one synthetic ERC-721 contract per entry of `paged` ({ "0x…": pages }), 50 records a page.
  * mailjet answers `latencyMs` after each request arrived (its own work inside that time).
+ * opensea serves the saved real answers (test/fixtures/opensea) and the collection `bench` of BENCH_CONTRACT with
+ * `events` events (default 1,000) cycled from the real BAYC ones.
  */
 
 import { startMailjet } from "../test/upstreams/mailjet.js";
 import type { Rec } from "../test/upstreams/nftport.js";
 import { startNftport } from "../test/upstreams/nftport.js";
 import { standardDataset, syntheticRecords } from "../test/upstreams/nftport-data.js";
+import { type OpenSeaEvent, startOpenSea } from "../test/upstreams/opensea.js";
+import { baycEvents, openseaDataset } from "../test/upstreams/opensea-data.js";
 
 export const REAL_CONTRACT = "0xa49a0e5ef83cf89ac8aae182f22e6464b229efc8";
 export const REAL_TOKEN = "11";
@@ -30,8 +34,39 @@ export interface MailjetOptions {
   latencyMs?: number;
 }
 
-async function start(kind: string, options: NftportOptions & MailjetOptions): Promise<{ url: string }> {
+/** An OpenSea collection (`bench`) of one contract holding this many events, cycled from the real BAYC ones. */
+export const BENCH_CONTRACT = "0x8888888888888888888888888888888888888888";
+export interface OpenSeaOptions {
+  events?: number;
+}
+
+/** `count` events of BENCH_CONTRACT: the real BAYC listings, offers, sales and transfers in turn, newest first. */
+export function benchEvents(count: number): OpenSeaEvent[] {
+  const real = baycEvents().filter(
+    (e) => (e.asset as { identifier?: string } | undefined)?.identifier !== undefined || e.nft,
+  );
+  return Array.from({ length: count }, (_, i) => {
+    const event = real[i % real.length]!;
+    const key = event.nft ? "nft" : "asset";
+    return {
+      ...event,
+      event_timestamp: 1_764_000_000 - i,
+      [key]: { ...(event[key] as object), contract: BENCH_CONTRACT, collection: "bench" },
+    };
+  });
+}
+
+async function start(
+  kind: string,
+  options: NftportOptions & MailjetOptions & OpenSeaOptions,
+): Promise<{ url: string }> {
   if (kind === "mailjet") return startMailjet({ latencyMs: options.latencyMs ?? 0 });
+  if (kind === "opensea") {
+    const dataset = openseaDataset();
+    dataset.contracts.set(BENCH_CONTRACT, { collection: "bench", contract_standard: "erc721", name: "Bench" });
+    dataset.collections.set("bench", benchEvents(options.events ?? 1000));
+    return startOpenSea(dataset);
+  }
   if (kind !== "nftport") throw new Error(`unknown upstream ${kind}`);
   const dataset = standardDataset();
   const real = dataset.byContract.get(REAL_CONTRACT)!;

@@ -49,7 +49,7 @@ const hashOf = (record: TransactionRecord): string =>
 
 interface Item {
   record: TransactionRecord;
-  /** The position right after this record. */
+  /** The position right after this record (without the hash of the record, added when the position is kept). */
   after: Position;
 }
 
@@ -84,7 +84,7 @@ async function readStream(stream: Stream, from: Position, need: number): Promise
           ? { continuation: next, skip: 0 }
           : last
             ? { skip: 0, end: true }
-            : { continuation, skip: k + 1, hash: hashOf(record) };
+            : { continuation, skip: k + 1 };
       buffer.push({ record, after });
     });
     frontier = next === undefined ? { skip: 0, end: true } : { continuation: next, skip: 0 };
@@ -222,7 +222,10 @@ export async function mergeNewestFirst(
   const next = reads.map((read, stream): Position => {
     const count = heads[stream]!;
     if (count === read.items.length) return read.frontier;
-    return count === 0 ? positions[stream]! : read.items[count - 1]!.after;
+    if (count === 0) return positions[stream]!;
+    // The record before a position inside a page is named by its hash, computed only for the one position kept.
+    const { record, after } = read.items[count - 1]!;
+    return after.skip > 0 ? { ...after, hash: hashOf(record) } : after;
   });
   const transactions = taken.map((t) => t.record);
   const continuation = next.every((p) => p.end) ? "" : encodeContinuation(next, fingerprint);

@@ -91,12 +91,16 @@ export function kindOf(event: unknown): RecordKind | undefined {
   }
 }
 
+/** The last date written: the events of a page often share their second. */
+let lastDate: [number, string] = [0, "1970-01-01T00:00:00"];
+
 /** Unix seconds (an integer up to the year 9999) → `YYYY-MM-DDTHH:MM:SS`, UTC, as the other sources write it. */
 function dateOf(seconds: unknown, at: string): string | Unreadable {
   if (typeof seconds !== "number" || !Number.isInteger(seconds) || seconds < 0 || seconds > 253_402_300_799) {
     return new Unreadable(at, "is not a Unix time in seconds");
   }
-  return new Date(seconds * 1000).toISOString().slice(0, 19);
+  if (lastDate[0] !== seconds) lastDate = [seconds, new Date(seconds * 1000).toISOString().slice(0, 19)];
+  return lastDate[1];
 }
 
 function addressOf(value: unknown, at: string): string | Unreadable {
@@ -138,11 +142,12 @@ function nftOf(value: unknown, at: string): Nft | Unreadable {
     return new Unreadable(`${at}.identifier`, "is not a decimal token id");
   }
   // `007` and `7` are the same token; the other sources write the plain form.
-  const tokenId = BigInt(identifier).toString();
+  const tokenId = identifier.length > 1 && identifier[0] === "0" ? identifier.replace(/^0+(?=\d)/, "") : identifier;
   const standard = own(value, "token_standard");
-  const contractType =
-    typeof standard === "string" && /^[a-z0-9_]{1,32}$/i.test(standard) ? standard.toUpperCase() : undefined;
-  return { ...(contractType ? { contract_type: contractType } : {}), contract_address: contract, token_id: tokenId };
+  if (typeof standard !== "string" || !/^[a-z0-9_]{1,32}$/i.test(standard)) {
+    return { contract_address: contract, token_id: tokenId };
+  }
+  return { contract_type: standard.toUpperCase(), contract_address: contract, token_id: tokenId };
 }
 
 /** Most decimals a payment token may claim: enough for any real token, and bounds the work of formatting a price. */
