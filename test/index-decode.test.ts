@@ -1,8 +1,6 @@
 /** Pure parts of the index: decoders on hostile logs, exact units, provider range hints, continuations. */
 import { describe, expect, it } from "vitest";
 import { decodeTransfer, formatUnits, type RawLog, TOPIC } from "../src/sources/index/decode.js";
-import { isRangeRefusal, suggestedRange } from "../src/sources/index/indexer.js";
-import { RpcError } from "../src/sources/index/rpc.js";
 import { decodeContinuation, encodeContinuation } from "../src/sources/index/source.js";
 import { ORDER_FULFILLED, seaport } from "../src/sources/index/venues/seaport.js";
 import { address, orderFulfilledData, topic, word } from "./index-helpers.js";
@@ -71,31 +69,6 @@ describe("decoders", () => {
     expect(formatUnits(123456789n, 6)).toBe("123.456789");
     expect(formatUnits(42n, 0)).toBe("42");
     expect(formatUnits(-5n, 1)).toBe("-0.5");
-  });
-});
-
-describe("provider range refusals", () => {
-  const refusal = (message: string, code = -32602) => new RpcError(code, message, "eth_getLogs");
-
-  it("are recognised from the usual provider messages", () => {
-    for (const message of [
-      "query returned more than 10000 results",
-      "Log response size exceeded. this block range should work: [0x10, 0x20]",
-      "eth_getLogs is limited to a 1000 block range",
-      "block range is too wide",
-      "exceed maximum block range: 800",
-    ]) {
-      expect(isRangeRefusal(refusal(message)), message).toBe(true);
-    }
-    expect(isRangeRefusal(refusal("whatever", -32005))).toBe(true);
-    expect(isRangeRefusal(refusal("invalid params: bad address"))).toBe(false);
-  });
-
-  it("yield the range size a provider suggests", () => {
-    expect(suggestedRange("this block range should work: [0x10, 0x1f]", 16)).toBe(16);
-    expect(suggestedRange("eth_getLogs is limited to a 1000 block range", 5)).toBe(1000);
-    expect(suggestedRange("exceed maximum block range: 800", 5)).toBe(800);
-    expect(suggestedRange("query returned more than 10000 results", 5)).toBeUndefined();
   });
 });
 

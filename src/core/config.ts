@@ -48,7 +48,15 @@ export interface Config {
   /** The own index (NFT_SOURCE=index): an SQLite file path or a `postgres://` URL. */
   indexDb: string;
   /** The Ethereum JSON-RPC node `chainmail index` follows (INDEX_RPC_URL; `--rpc` overrides). */
-  indexRpc: { url: string | undefined; timeoutMs: number; retry: RetryPolicy };
+  indexRpc: {
+    url: string | undefined;
+    timeoutMs: number;
+    retry: RetryPolicy;
+    /** How long `chainmail index --once` waits out a provider's throttling before it stops (a follower waits on). */
+    throttleBudgetMs: number;
+    /** How long a block's logs may stay incomplete at the provider (a lagging backend) before the index stops. */
+    lagBudgetMs: number;
+  };
   /** Where `email-send` delivers. */
   emailTransport: "mailjet" | "smtp" | "outbox";
   smtpUrl: string | undefined;
@@ -214,7 +222,13 @@ export function loadConfig(env: Env = process.env): Config {
     },
     nftSource: oneOf(env, "NFT_SOURCE", NFT_SOURCES, "nftport"),
     indexDb: env.INDEX_DB || env.INDEX_DATABASE_URL || "./data/index.sqlite",
-    indexRpc: { url: env.INDEX_RPC_URL || undefined, timeoutMs: indexRpc.timeoutMs, retry: indexRpc.retry },
+    indexRpc: {
+      url: env.INDEX_RPC_URL || undefined,
+      timeoutMs: indexRpc.timeoutMs,
+      retry: indexRpc.retry,
+      throttleBudgetMs: intSetting(env, "INDEX_RPC_THROTTLE_BUDGET_MS", 600_000),
+      lagBudgetMs: intSetting(env, "INDEX_RPC_LAG_BUDGET_MS", 180_000),
+    },
     emailTransport: oneOf(env, "EMAIL_TRANSPORT", ["mailjet", "smtp", "outbox"] as const, "mailjet"),
     smtpUrl: env.SMTP_URL || undefined,
     smtpJournal: env.SMTP_JOURNAL || undefined,

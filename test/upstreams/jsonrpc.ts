@@ -64,9 +64,10 @@ export async function startJsonRpcProxy(target: string, options: JsonRpcProxyOpt
   /** The refusal a provider would answer for this call, if any. */
   const refuse = (call: RpcMessage): unknown => {
     if (call.method !== "eth_getLogs") return undefined;
-    const filter = call.params[0] as { fromBlock: string; toBlock: string };
+    const filter = call.params[0] as { fromBlock?: string; toBlock?: string; blockHash?: string };
     const from = Number(filter.fromBlock);
-    const size = Number(filter.toBlock) - from + 1;
+    // A block asked by its hash (EIP-234) is one block.
+    const size = filter.blockHash ? 1 : Number(filter.toBlock) - from + 1;
     if (size <= maxBlocks) {
       state.served.push(size);
       return undefined;

@@ -21,6 +21,16 @@ import { type Config, defaultConfig } from "../../core/config.js";
 import { ChainmailError } from "../../core/errors.js";
 import type { WriterLock } from "../../db/database.js";
 import {
+  blocksToCheck,
+  type Header,
+  judge,
+  KNOWN_CAPS,
+  makesBloom,
+  readWholeBlock,
+  type Verdict,
+  Watch,
+} from "./completeness.js";
+import {
   type Activity,
   decodeAnswer,
   decodeTransfer,
@@ -30,8 +40,11 @@ import {
   TOPIC,
   topic0,
 } from "./decode.js";
+import { rangeRefusal } from "./provider-errors.js";
+import { LOGS_PER_RANGE, RangeSizer } from "./range-sizer.js";
 import type { ResultSlices } from "./result-slices.js";
-import { hexToNumber, RPC_UPSTREAM, RpcAnswerTooLarge, RpcClient, RpcError, toHex } from "./rpc.js";
+import { hexToNumber, RangeTooSlow, RPC_UPSTREAM, RpcAnswerTooLarge, RpcClient, RpcError, toHex } from "./rpc.js";
+import { seconds } from "./rpc-retry.js";
 import { type ActivityRow, type Checkpoint, IndexStore, type PriceAnswer } from "./store.js";
 import { MAINNET_SEAPORTS, type TransactionInfo, type Venue, type VenueTable, venueTable } from "./venues/index.js";
 
@@ -72,6 +85,11 @@ export interface IndexChainOptions {
   concurrency?: number;
   /** Timeouts, retries and proxy of the RPC calls. Default: the process configuration. */
   config?: Config;
+  /**
+   * What the provider made the indexer wait for, as it happens: throttling and how long, a batch refusal, a block
+   * whose logs are not complete yet.
+   */
+  onNotice?: (message: string) => void;
 }
 
 export interface IndexChainResult {
@@ -93,14 +111,6 @@ export interface IndexProgress {
   unknownLogs: number;
 }
 
-interface Header {
-  number: string;
-  hash: string;
-  parentHash: string;
-  timestamp: string;
-  logsBloom?: string;
-}
-
 const HEADER_BATCH = 100;
 /** Logs parsed at a time from an `eth_getLogs` answer (result-slices.ts): they are decoded before the next ones. */
 const LOG_SLICE = 1_000;
@@ -117,11 +127,6 @@ const DEFAULT_CONCURRENCY = 4;
 const MAX_LOG_INDEX = 2 ** 31 - 1;
 
 /**
- * Logs one `eth_getLogs` aims at: the next range is sized from the last one's logs per block, so that memory holds
- * about `concurrency` × this many logs however dense the chain is (a block is never split).
- */
-const LOGS_PER_RANGE = 5_000;
-/**
  * A log answer larger than this (about 14,000 logs) is cut off unread and its range read again in pieces sized
  * from the announced length: where a chain turns dense within one range. A single block is read whole.
  */
@@ -131,12 +136,8 @@ const MAX_LOG_ANSWER_BYTES = 8 * 2 ** 20;
  * always does): over blocks denser than LOGS_PER_RANGE, fewer ranges are read at once than `concurrency`.
  */
 const LOGS_IN_FLIGHT = 2 * LOGS_PER_RANGE;
-/** About the fewest bytes a log takes in an `eth_getLogs` answer (a 4-topic Transfer: ~560). */
-const LOG_BYTES = 500;
 /** Blocks of the first range. */
 const FIRST_RANGE = 1;
-/** Successful reads after which a refused range size may be tried again. */
-const GROW_AFTER_REFUSAL = 50;
 /** A range the provider refused, or planned larger than the density now known allows: read again in pieces. */
 const REFUSED = Symbol("refused");
 /** A range planned as sparse whose last block looks dense: read again as the blocks before it, then that block. */
@@ -146,6 +147,16 @@ const DENSE_END = Symbol("dense end");
  * address or topic, 2040 bits are about 3,500 distinct ones (a few hundred logs leave most of the bloom clear).
  */
 const DENSE_BLOOM_BITS = 2040;
+/** A range that must be read again as two, apart at `at`: an answer cut off silently. */
+interface Cut {
+  cut: number;
+}
+/** A block whose logs the node does not show complete yet: the range is read again after a pause. */
+interface NotYet {
+  block: number;
+  said: string;
+}
+type ReadOutcome = ReadRange | typeof REFUSED | typeof DENSE_END | Cut | NotYet | undefined;
 
 /** One range read (possibly ahead of the commit cursor), ready to commit. */
 interface ReadRange {
@@ -232,14 +243,14 @@ class Indexer {
   private readonly feed: string | undefined;
   private readonly safeDepth: number;
   private readonly maxRange: number;
-  private range: number;
-  /** The range never grows past a size refused recently. */
-  private ceiling: number;
-  private sinceRefusal = 0;
-  /** The ceiling is a range size the provider stated in its refusal. */
-  private stated = false;
-  /** Logs per block in the last range read. */
-  private density = 0;
+  /** How many blocks the next range spans (range-sizer.ts). */
+  private readonly sizer: RangeSizer;
+  /** What `eth_getLogs` asks for, to check answers against the blocks' blooms. */
+  private readonly watch: Watch;
+  private readonly topics: string[];
+  private readonly addresses: string[] | undefined;
+  /** A block whose logs have not shown complete since `since`: how long the node has lagged. */
+  private lagging: { block: number; since: number; reads: number } | undefined;
   private readonly concurrency: number;
   private readonly decimals = new Map<string, Promise<number>>();
   private written = 0;
@@ -249,6 +260,7 @@ class Indexer {
   /** Ranges in a row whose logs and headers disagreed. */
   private inconsistent = 0;
   private feedDecimals = 8;
+  private readonly lagBudgetMs: number;
 
   constructor(
     private readonly options: IndexChainOptions,
@@ -264,16 +276,24 @@ class Indexer {
     // Start at one block and double over sparse blocks, since a dense first range is read before it can shrink
     // (starting at 10 blocks saved the 100 ms-latency backfill a few doublings but, reading 4 ranges at once
     // into 10,000-log blocks, cost the 1,000,000-event index 30-45 MiB more peak RSS).
-    this.range = Math.min(this.maxRange, FIRST_RANGE);
-    this.ceiling = this.maxRange;
+    this.sizer = new RangeSizer(this.maxRange, FIRST_RANGE);
+    this.topics = [...NFT_TOPICS, ...this.venues.topics, ...(this.feed ? [TOPIC.answerUpdated] : [])];
+    this.addresses = this.contracts
+      ? [...this.contracts, ...this.venues.exchanges, ...(this.feed ? [this.feed] : [])]
+      : undefined;
+    this.watch = new Watch(this.topics, this.addresses);
     this.concurrency = Math.max(1, options.concurrency ?? DEFAULT_CONCURRENCY);
     const config = options.config ?? defaultConfig();
     this.rpc = new RpcClient(options.rpcUrl, {
       dispatcher: config.dispatcher,
       timeoutMs: config.indexRpc.timeoutMs,
       retry: config.indexRpc.retry,
+      // A follower never stops for throttling alone: it waits as long as the provider throttles.
+      throttleBudgetMs: options.follow ? Number.POSITIVE_INFINITY : config.indexRpc.throttleBudgetMs,
+      onNotice: options.onNotice,
       signal: options.signal,
     });
+    this.lagBudgetMs = config.indexRpc.lagBudgetMs;
   }
 
   async run(): Promise<IndexChainResult> {
@@ -375,24 +395,20 @@ class Indexer {
   private async catchUp(next: number, target: number, head: number): Promise<void> {
     // Contiguous, in block order; the first `concurrency` are being read. Planned only as far as they are read,
     // so a range size learnt from a refusal applies to the next ones, and memory stays bounded.
-    const queue: {
-      from: number;
-      to: number;
-      read?: Promise<ReadRange | typeof REFUSED | typeof DENSE_END | undefined>;
-    }[] = [];
+    const queue: { from: number; to: number; read?: Promise<ReadOutcome> }[] = [];
     let planned = next;
     const fill = () => {
       while (queue.length < this.concurrency && planned <= target) {
-        const to = Math.min(target, planned + this.range - 1);
+        const to = Math.min(target, planned + this.sizer.size - 1);
         queue.push({ from: planned, to });
         planned = to + 1;
       }
       let room = LOGS_IN_FLIGHT;
       for (const slot of queue.slice(0, this.concurrency)) {
-        const expected = (slot.to - slot.from + 1) * this.density;
+        const expected = (slot.to - slot.from + 1) * this.sizer.density;
         if (!slot.read) {
           if (expected > room && slot !== queue[0]) break;
-          slot.read = this.readRange(slot.from, slot.to);
+          slot.read = this.readRange(slot.from, slot.to, head);
           slot.read.catch(() => {}); // seen when its turn comes, or dropped with the rest
         }
         room -= expected;
@@ -408,8 +424,8 @@ class Indexer {
         if (range === REFUSED) {
           // Read it again as ranges of the size the provider accepts, first in line.
           const pieces = [];
-          for (let from = slot.from; from <= slot.to; from += this.range) {
-            pieces.push({ from, to: Math.min(slot.to, from + this.range - 1) });
+          for (let from = slot.from; from <= slot.to; from += this.sizer.size) {
+            pieces.push({ from, to: Math.min(slot.to, from + this.sizer.size - 1) });
           }
           queue.unshift(...pieces);
           continue;
@@ -419,7 +435,17 @@ class Indexer {
           continue;
         }
         if (!range) return this.chainMoved(slot.from, slot.to);
+        if ("cut" in range) {
+          // Cut off silently: the blocks before the last one it reached, then that block on.
+          queue.unshift(...(range.cut > slot.from ? [{ from: slot.from, to: range.cut - 1 }] : []), {
+            from: range.cut,
+            to: slot.to,
+          });
+          continue;
+        }
+        if ("said" in range) return this.notComplete(range);
         this.inconsistent = 0;
+        this.lagging = undefined;
         // The next reads start while this range commits: it holds its records now, no longer its logs.
         fill();
         if (!(await this.commit(range))) return;
@@ -447,48 +473,77 @@ class Indexer {
   }
 
   /**
+   * A block's logs are not complete yet (a lagging backend, a header not there yet): the range is read again after
+   * a pause that grows, until the lag budget is spent; then the run stops, naming the block. Nothing past the block
+   * before it has been committed.
+   */
+  private async notComplete({ block, said }: NotYet): Promise<void> {
+    const now = Date.now();
+    if (this.lagging?.block !== block) this.lagging = { block, since: now, reads: 0 };
+    const lagging = this.lagging;
+    lagging.reads++;
+    const waited = now - lagging.since;
+    if (waited >= this.lagBudgetMs) {
+      throw new ChainmailError(
+        "UPSTREAM_BAD_RESPONSE",
+        `The JSON-RPC node at ${this.rpc.origin} has not shown the logs of block ${block} complete in ${seconds(waited)} (${lagging.reads} reads): ${said}. The index stops before that block; nothing was lost.`,
+        {
+          hint: "A load-balanced endpoint may answer from a backend behind the head it announces: run again later, keep a few blocks behind the head (--safe-depth), use another endpoint, or allow a longer wait (INDEX_RPC_LAG_BUDGET_MS).",
+          details: { upstream: RPC_UPSTREAM, block, provider_said: said, waited_ms: waited },
+        },
+      );
+    }
+    if (lagging.reads === 1 || lagging.reads % 10 === 0) {
+      this.options.onNotice?.(`block ${block} is not complete at ${this.rpc.origin} yet (${said}): reading it again`);
+    }
+    const pause = Math.min(10_000, 250 * 2 ** Math.min(6, lagging.reads - 1), this.lagBudgetMs - waited);
+    await sleep(pause, undefined, this.options.signal ? { signal: this.options.signal } : undefined);
+  }
+
+  /**
    * Reads `[from, to]`: the end's hash before the logs, the headers after them; undefined when they disagree
    * (the chain moved meanwhile), REFUSED when the provider refused the range (which then shrinks), DENSE_END when
    * its end block looks dense before any log is asked for.
    */
-  private async readRange(
-    from: number,
-    to: number,
-  ): Promise<ReadRange | typeof REFUSED | typeof DENSE_END | undefined> {
+  private async readRange(from: number, to: number, head: number): Promise<ReadOutcome> {
     const before = await this.rpc.call<Header | null>("eth_getBlockByNumber", [toHex(to), false]);
+    // `null` is "not there yet" (a backend behind the head another one announced), never "nothing there".
+    if (!before) return { block: to, said: "it answered null for the block's header" };
     // A range sized before the density now known would have the node build an answer far larger than wanted, only
     // to have it cut off: it is planned again first. Where the chain turns dense after sparse blocks, the end
     // block's bloom (in the header read anyway) warns of that before the logs are asked for.
     if (from < to) {
-      const expected = (to - from + 1) * this.density;
-      if (expected > 2 * LOGS_PER_RANGE) {
-        this.range = Math.min(this.range, Math.max(1, Math.floor(LOGS_PER_RANGE / this.density)));
+      const expected = (to - from + 1) * this.sizer.density;
+      if (expected > 2 * this.sizer.target) {
+        this.sizer.replan();
         return REFUSED;
       }
       if (expected < LOGS_PER_RANGE / 2 && looksDense(before)) {
-        this.density = Math.max(this.density, LOGS_PER_RANGE);
-        this.range = 1;
+        this.sizer.denseAhead();
         return DENSE_END;
       }
     }
     const answer = await this.getLogs(from, to);
-    if (!answer) return REFUSED;
-    let decoded = newDecoded();
-    if (!(await this.decodeLogs((size) => answer.slices(size), decoded, true))) {
-      // Not in chain order (nodes answer in order; this one did not): decoded again from one sorted list.
-      const [all = []] = answer.slices(Number.POSITIVE_INFINITY);
-      const sorted = [sortInChainOrder(all as RawLog[])];
-      decoded = newDecoded();
-      await this.decodeLogs(() => sorted, decoded, false);
-    }
-    this.learnDensity(to - from + 1, decoded.logs);
-    const headers = await this.headers([...new Set([from, to, ...decoded.blocks.keys()])]);
-    let consistent = !decoded.mixed && !!before && headers.get(to)?.hash === before.hash;
+    if (answer === REFUSED) return REFUSED;
+    if (answer === null) return { block: from, said: `it answered null for the logs of blocks ${from}-${to}` };
+    let decoded = await this.decodeAnswer((size) => answer.slices(size));
+    this.sizer.read(to - from + 1, decoded.logs);
+    const shape = { from, to, logs: decoded.logs, blocks: decoded.blocks };
+    const needed = [...new Set([from, to, ...decoded.blocks.keys(), ...blocksToCheck(shape, head)])];
+    const headers = await this.headers(needed);
+    const missing = needed.find((n) => !headers.has(n));
+    if (missing !== undefined) return { block: missing, said: "it answered null for the block's header" };
+    let consistent = !decoded.mixed && headers.get(to)?.hash === before.hash;
     for (const [number, hash] of decoded.blocks) {
       if (!consistent) break;
       consistent = headers.get(number)?.hash.toLowerCase() === hash;
     }
+    // Logs of another block than the header names for their number: a reorg under the read, handled as one.
     if (!consistent) return undefined;
+    const verdict = judge(shape, headers, this.watch, head, this.sizer.suspectCounts(KNOWN_CAPS));
+    const settled = await this.settle(verdict, headers, decoded.logs, () => answer.slices(LOG_SLICE));
+    if (settled && !Array.isArray(settled)) return settled;
+    if (settled) decoded = await this.decodeAnswer(() => [settled]);
     // Records are decoded before the headers are read: their block's timestamp goes in now.
     let block = -1;
     let timestamp = 0;
@@ -501,6 +556,53 @@ class Indexer {
     }
     const { records, answers, unpriced, unknownLogs } = decoded;
     return { from, to, headers, records, answers, unpriced, unknownLogs };
+  }
+
+  /**
+   * Acts on an answer's verdict (completeness.ts): undefined when it stands as read; a `Cut` or `NotYet` for the
+   * range to be read again; or the logs a block read whole holds, when they are to replace the answer's.
+   */
+  private async settle(
+    verdict: Verdict,
+    headers: Map<number, Header>,
+    count: number,
+    answer: () => Iterable<unknown[]>,
+  ): Promise<Cut | NotYet | RawLog[] | undefined> {
+    if (verdict.kind === "complete") return undefined;
+    if (verdict.kind === "cut") {
+      this.sizer.cutAt(count);
+      return { cut: verdict.at };
+    }
+    // A block whose every log is watched shows its answer whole by the answer's own bloom.
+    if (verdict.kind === "at cap" && makesBloom(headers.get(verdict.block)!, answer())) return undefined;
+    const blocks = verdict.kind === "at cap" ? [verdict.block] : verdict.blocks;
+    for (const number of blocks) {
+      const whole = await readWholeBlock(this.rpc, headers.get(number)!);
+      if ("incomplete" in whole) {
+        const why = verdict.kind === "at cap" ? `its answer stopped at ${count} logs, a known cap, and ` : "";
+        return { block: number, said: `${why}${whole.incomplete}` };
+      }
+      const watched = whole.logs.filter((log) => this.watch.matches(log));
+      if (verdict.kind === "at cap") return watched.length === count ? undefined : watched;
+      // A bloom's false positive holds no watched log; one that does was missed by the range's answer.
+      if (watched.length > 0) {
+        return { block: number, said: `the range's answer left out ${watched.length} logs the block holds` };
+      }
+    }
+    return undefined;
+  }
+
+  /** An `eth_getLogs` answer decoded, in chain order whatever order the node answered in. */
+  private async decodeAnswer(read: (size: number) => Iterable<unknown[]>): Promise<Decoded> {
+    const decoded = newDecoded();
+    if (await this.decodeLogs(read, decoded, true)) return decoded;
+    // Not in chain order (nodes answer in order; this one did not): decoded again from one sorted list.
+    const all: RawLog[] = [];
+    for (const slice of read(LOG_SLICE)) all.push(...(slice as RawLog[]));
+    const sorted = [sortInChainOrder(all)];
+    const again = newDecoded();
+    await this.decodeLogs(() => sorted, again, false);
+    return again;
   }
 
   /** Commits a range read in parallel, after checking it extends the stored chain; false after a rollback. */
@@ -530,51 +632,32 @@ class Indexer {
     return true;
   }
 
-  /** `eth_getLogs` over `[from, to]`; undefined when the provider refused the range (which then shrinks). */
-  private async getLogs(from: number, to: number): Promise<ResultSlices | undefined> {
-    const topics = [...NFT_TOPICS, ...this.venues.topics];
-    if (this.feed) topics.push(TOPIC.answerUpdated);
-    const address = this.contracts
-      ? [...this.contracts, ...this.venues.exchanges, ...(this.feed ? [this.feed] : [])]
-      : undefined;
-    const filter = { fromBlock: toHex(from), toBlock: toHex(to), topics: [topics], ...(address ? { address } : {}) };
+  /**
+   * `eth_getLogs` over `[from, to]`; REFUSED when the provider refused the range's size, timed out on it or
+   * answered HTTP 504 (it then shrinks); null when it answered `null` (not there yet).
+   */
+  private async getLogs(from: number, to: number): Promise<ResultSlices | null | typeof REFUSED> {
+    const filter = {
+      fromBlock: toHex(from),
+      toBlock: toHex(to),
+      topics: [this.topics],
+      ...(this.addresses ? { address: this.addresses } : {}),
+    };
     const size = to - from + 1;
     try {
-      // One block cannot be split: it is read whole whatever its size.
-      return await this.rpc.callSlices("eth_getLogs", [filter], size > 1 ? MAX_LOG_ANSWER_BYTES : undefined);
+      // One block cannot be split: it is read whole whatever its size or time.
+      return await this.rpc.callSlices("eth_getLogs", [filter], {
+        maxAnswerBytes: size > 1 ? MAX_LOG_ANSWER_BYTES : undefined,
+        splittable: size > 1,
+      });
     } catch (err) {
-      if (!(err instanceof RpcError) || !isRangeRefusal(err)) throw err;
-      if (size <= 1) throw err;
-      const suggested =
-        err instanceof RpcAnswerTooLarge
-          ? Math.floor((size * err.limit) / ((err.bytes ?? err.limit * 2) * 2))
-          : suggestedRange(err.rpcMessage, from);
-      this.range = Math.max(1, Math.min(size - 1, this.range, suggested ?? Math.floor(size / 2)));
-      // A provider's limit caps the range for a while; an answer too large only says this stretch is dense: as
-      // dense as its size says at ~500 bytes a log, so that its pieces are not all read at once.
-      if (err instanceof RpcAnswerTooLarge) {
-        this.density = Math.max(this.density, (err.bytes ?? err.limit) / (LOG_BYTES * size));
-        return undefined;
-      }
-      // A provider that says which range works is taken at its word and not probed again (each probe costs a
-      // refusal per range read at once); otherwise one block less is tried, and more again later.
-      this.ceiling = Math.min(this.ceiling, size - 1, suggested ?? size - 1);
-      this.stated = suggested !== undefined;
-      this.sinceRefusal = 0;
-      return undefined;
+      if (!(err instanceof RpcError) || size <= 1) throw err;
+      const refusal =
+        err instanceof RangeTooSlow || err instanceof RpcAnswerTooLarge ? {} : rangeRefusal(err, from, size);
+      if (!refusal) throw err;
+      this.sizer.refused(size, err, refusal.blocks);
+      return REFUSED;
     }
-  }
-
-  /**
-   * After `logs` logs came back for `size` blocks: grow the range, but not back past a size refused in the last
-   * GROW_AFTER_REFUSAL reads, and not beyond LOGS_PER_RANGE at the density just seen.
-   */
-  private learnDensity(size: number, logs: number): void {
-    if (++this.sinceRefusal >= GROW_AFTER_REFUSAL && !this.stated) this.ceiling = this.maxRange;
-    this.density = logs / size;
-    const dense = logs > 0 ? Math.floor((size * LOGS_PER_RANGE) / logs) : Number.POSITIVE_INFINITY;
-    // Doubling the size just read, not the current size that concurrent reads may have doubled already.
-    this.range = Math.max(1, Math.min(this.ceiling, size * 2, dense));
   }
 
   private async headers(numbers: number[]): Promise<Map<number, Header>> {
@@ -852,29 +935,14 @@ function row(a: Activity, timestamp: number, shared: (value: string) => string =
   };
 }
 
-/** Provider answers meaning "this log range is too large" (Alchemy, Infura, QuickNode, Ankr, Cloudflare…). */
-export function isRangeRefusal(err: RpcError): boolean {
-  if (err.code === -32005 || err.status === 413) return true;
-  return /range|too many|too large|limit|exceed|more than|results|response size|max/i.test(err.rpcMessage);
-}
-
-/** The range size a provider's message suggests, if any: `[0x1, 0x2]` ranges or "max 800 blocks"-style caps. */
-export function suggestedRange(message: string, from: number): number | undefined {
-  const pair = /\[\s*(0x[0-9a-f]+)\s*,\s*(0x[0-9a-f]+)\s*\]/i.exec(message);
-  if (pair) {
-    const end = hexToNumber(pair[2]!);
-    if (end >= from) return end - from + 1;
-  }
-  const cap = /(\d[\d,]*)\s*blocks?\b|blocks?\D{0,20}?(\d[\d,]*)/i.exec(message);
-  const value = cap ? Number((cap[1] ?? cap[2])!.replace(/,/g, "")) : Number.NaN;
-  return Number.isInteger(value) && value > 0 ? value : undefined;
-}
-
 function toIndexError(err: unknown, origin: string): unknown {
   if (err instanceof RpcError) {
-    const said = `${err.method}: ${err.rpcMessage} (JSON-RPC code ${err.code})`;
+    const said = `${err.method}: ${err.rpcMessage} (JSON-RPC code ${err.code}${err.status === 200 ? "" : `, HTTP ${err.status}`})`;
+    const cap = err.method === "eth_getLogs" && rangeRefusal(err, 0, Number.POSITIVE_INFINITY) !== undefined;
     return new ChainmailError("UPSTREAM_REJECTED", `The JSON-RPC node at ${origin} refused ${said}.`, {
-      hint: "Check --rpc and that the node serves eth_getLogs for the requested blocks.",
+      hint: cap
+        ? "It refuses even a single block's logs: its cap is below one block of this chain. Use an endpoint without such a cap (or a paid plan), or index fewer contracts (--contracts)."
+        : "The node refused the request itself: check that it serves eth_getLogs and eth_getBlockByNumber for these blocks (an archive node for old blocks).",
       details: { upstream: RPC_UPSTREAM, rpc_code: err.code, method: err.method },
     });
   }

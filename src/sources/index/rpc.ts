@@ -1,18 +1,21 @@
 /**
- * A small Ethereum JSON-RPC client over the shared HTTP client (timeouts, retries on 429/5xx/network, proxy).
- * Batches go as one JSON-RPC array. Concurrent calls share one rate-limit backoff: after a 429 no call of this
- * client (first attempt or retry) starts until the wait it was given is over. A JSON-RPC error object is thrown as `RpcError` so the ingestion loop can
- * tell "the provider refused this log range" from everything else; transport failures throw `ChainmailError`.
+ * A small Ethereum JSON-RPC client over the shared HTTP client (one attempt per exchange; timeouts, proxy), with
+ * the retry rules hosted providers need (rpc-retry.ts): throttling, HTTP 429 or inside a 200 answer, pauses every
+ * call of the client and is waited out; a cut, garbled or HTML answer, a 5xx or a dropped connection is asked
+ * again; a batch item that was throttled is asked again alone, the others kept; an endpoint that refuses batches
+ * is found out once and from then on called one request at a time. A JSON-RPC error object is thrown as
+ * `RpcError` so the ingestion loop can tell "the provider refused this log range" from everything else; a log
+ * range that timed out or answered HTTP 504 is thrown as `RangeTooSlow`, to be split.
  */
-import { setTimeout as sleep } from "node:timers/promises";
 import type { Dispatcher } from "undici";
 import type { RetryPolicy } from "../../core/config.js";
 import { ChainmailError } from "../../core/errors.js";
-import { AnswerTooLarge, httpRequest, retryReads } from "../../core/http.js";
+import { AnswerTooLarge, httpRequest, retryAfterMs } from "../../core/http.js";
+import { isBatchRefusal, isThrottling, isUnknownBlock } from "./provider-errors.js";
 import { type ResultSlices, resultSlices } from "./result-slices.js";
+import { persist, Retryable, RPC_UPSTREAM, seconds, Throttle } from "./rpc-retry.js";
 
-/** The upstream name in messages, logs and `details.upstream`. */
-export const RPC_UPSTREAM = "JSON-RPC node";
+export { RPC_UPSTREAM } from "./rpc-retry.js";
 
 /** An error object a JSON-RPC node answered with (or an HTTP error status carrying one). */
 export class RpcError extends Error {
@@ -22,6 +25,7 @@ export class RpcError extends Error {
     readonly rpcMessage: string,
     readonly method: string,
     readonly status = 200,
+    readonly data?: unknown,
   ) {
     super(`${method} failed: ${rpcMessage} (JSON-RPC code ${code})`);
   }
@@ -42,6 +46,14 @@ export class RpcAnswerTooLarge extends RpcError {
   }
 }
 
+/** A log range the provider could not serve in time (a timeout, or HTTP 504 from its gateway): split it. */
+export class RangeTooSlow extends RpcError {
+  override name = "RangeTooSlow";
+  constructor(method: string, said: string, status: number) {
+    super(-32000, said, method, status);
+  }
+}
+
 export interface RpcCall {
   method: string;
   params: unknown[];
@@ -51,21 +63,29 @@ export interface RpcClientOptions {
   dispatcher: Dispatcher;
   timeoutMs: number;
   retry: RetryPolicy;
+  /** How long a run of throttling may last before a call fails. Default: forever. */
+  throttleBudgetMs?: number | undefined;
+  /** What the client waits out, for people (throttling, a batch refusal). */
+  onNotice?: ((message: string) => void) | undefined;
   signal?: AbortSignal | undefined;
 }
 
 interface RpcReply {
-  id?: number;
+  id?: unknown;
   result?: unknown;
-  error?: { code?: number; message?: string };
+  error?: { code?: unknown; message?: unknown; data?: unknown };
 }
+
+/** Single calls in flight at once once batches are refused. */
+const SINGLE_CALLS_AT_ONCE = 4;
 
 export class RpcClient {
   /** The URL's path and query often carry a provider key: never shown. */
   private readonly secrets: string[];
   private nextId = 1;
-  /** No attempt starts before this time (ms since epoch): the shared 429 backoff. */
-  private pausedUntil = 0;
+  private readonly throttle: Throttle;
+  /** False once the endpoint refused a batch: every call goes alone from then on. */
+  private batches = true;
 
   constructor(
     readonly url: string,
@@ -74,6 +94,13 @@ export class RpcClient {
     const parsed = new URL(url);
     const secret = parsed.pathname.length > 1 || parsed.search ? parsed.pathname + parsed.search : "";
     this.secrets = [secret, parsed.password].filter((s) => s.length > 2);
+    this.throttle = new Throttle(
+      this.origin,
+      options.retry,
+      options.throttleBudgetMs ?? Number.POSITIVE_INFINITY,
+      options.onNotice,
+      options.signal,
+    );
   }
 
   /** Where the node is, for messages: origin only. */
@@ -89,110 +116,285 @@ export class RpcClient {
 
   /**
    * One call whose result is a long array (`eth_getLogs`), handed back to be parsed a slice at a time
-   * (result-slices.ts); an answer over `maxAnswerBytes` is cut off and thrown as `RpcAnswerTooLarge`.
+   * (result-slices.ts); `null` when the node answered `null` (it does not have the blocks yet). An answer over
+   * `maxAnswerBytes` is cut off and thrown as `RpcAnswerTooLarge`; with `splittable`, a timeout or an HTTP 504 is
+   * thrown as `RangeTooSlow` at once instead of being asked again.
    */
-  async callSlices(method: string, params: unknown[], maxAnswerBytes?: number): Promise<ResultSlices> {
+  async callSlices(
+    method: string,
+    params: unknown[],
+    options: { maxAnswerBytes?: number | undefined; splittable?: boolean } = {},
+  ): Promise<ResultSlices | null> {
     const calls = [{ method, params }];
-    const first = this.nextId++;
-    const { status, body } = await this.send(calls, first, maxAnswerBytes);
-    const sliced = resultSlices(body);
-    if (sliced && sliced.id === first) return sliced;
-    const [result] = this.results(calls, first, status, body);
-    if (!Array.isArray(result)) {
-      throw new ChainmailError(
-        "UPSTREAM_BAD_RESPONSE",
-        `The JSON-RPC node at ${this.origin} answered ${method} with no list.`,
-        {
-          details: { upstream: RPC_UPSTREAM, status },
+    return persist(this.throttle, this.options.retry, this.options.signal, async () => {
+      const first = this.nextId++;
+      const { status, body } = await this.send(calls, first, options.maxAnswerBytes, options.splittable ?? false);
+      const sliced = resultSlices(body);
+      if (sliced && sliced.id === first) return sliced;
+      const [reply] = this.replies(calls, first, status, body);
+      const result = this.resultOf(reply!, method, status);
+      if (result === null) return null;
+      if (!Array.isArray(result)) throw garbled(this.origin, method, status, body);
+      return {
+        id: first,
+        *slices(size: number) {
+          for (let i = 0; i < result.length; i += size) yield result.slice(i, i + size);
         },
-      );
-    }
-    return {
-      id: first,
-      *slices(size: number) {
-        for (let i = 0; i < result.length; i += size) yield result.slice(i, i + size);
-      },
-    };
+      };
+    });
   }
 
-  /** Sends calls as one JSON-RPC batch; results in call order. Throws the first error any call got. */
+  /**
+   * Sends calls as one JSON-RPC batch (or one at a time where batches are refused); results in call order. Items
+   * that were throttled are asked again; throws the first other error any call got. For block lookups an "unknown
+   * block" error is `null`, as a node answers for a block it does not have.
+   */
   async batch(calls: RpcCall[], maxAnswerBytes?: number): Promise<unknown[]> {
-    if (calls.length === 0) return [];
-    const first = this.nextId;
-    this.nextId += calls.length;
-    const { status, body } = await this.send(calls, first, maxAnswerBytes);
-    return this.results(calls, first, status, body);
+    const results: unknown[] = new Array(calls.length);
+    let pending = calls.map((_, i) => i);
+    while (pending.length > 0) {
+      const throttled: Retryable[] = [];
+      const served = await this.sendEach(pending, calls, maxAnswerBytes);
+      const next: number[] = [];
+      served.forEach((outcome, k) => {
+        const index = pending[k]!;
+        if (outcome instanceof Retryable) {
+          throttled.push(outcome);
+          next.push(index);
+        } else results[index] = outcome;
+      });
+      pending = next;
+      // Throttled items: one pause for all of them, then they are asked again (the others are kept).
+      if (throttled.length > 0) await this.throttle.throttled(throttled[0]!);
+    }
+    return results;
   }
 
-  /** Posts the calls (ids from `first` on) and resolves to the answer's status and text. */
-  private async send(calls: RpcCall[], first: number, maxAnswerBytes: number | undefined) {
+  /** Each call's result, or a throttled item's `Retryable`: batched while the endpoint takes batches. */
+  private async sendEach(indexes: number[], calls: RpcCall[], maxAnswerBytes: number | undefined) {
+    if (this.batches && indexes.length > 1) {
+      try {
+        return await this.exchange(
+          indexes.map((i) => calls[i]!),
+          maxAnswerBytes,
+        );
+      } catch (err) {
+        if (!(err instanceof Retryable) || err.kind !== "batch") throw err;
+        this.batches = false;
+        this.options.onNotice?.(
+          `the JSON-RPC node at ${this.origin} refuses batch requests (${err.said}): calling it one request at a time`,
+        );
+      }
+    }
+    const out: (unknown | Retryable)[] = new Array(indexes.length);
+    let next = 0;
+    const worker = async () => {
+      for (let k = next++; k < indexes.length; k = next++) {
+        [out[k]] = await this.exchange([calls[indexes[k]!]!], maxAnswerBytes);
+      }
+    };
+    await Promise.all(Array.from({ length: Math.min(SINGLE_CALLS_AT_ONCE, indexes.length) }, worker));
+    return out;
+  }
+
+  /** One request (retried as a whole while it fails as a whole); per item: its result, or a throttled `Retryable`. */
+  private exchange(calls: RpcCall[], maxAnswerBytes: number | undefined): Promise<(unknown | Retryable)[]> {
+    return persist(this.throttle, this.options.retry, this.options.signal, async () => {
+      const first = this.nextId;
+      this.nextId += calls.length;
+      const { status, body } = await this.send(calls, first, maxAnswerBytes, false);
+      const replies = this.replies(calls, first, status, body);
+      const results = replies.map((reply, i) => {
+        try {
+          return this.resultOf(reply, calls[i]!.method, status);
+        } catch (err) {
+          if (err instanceof Retryable && calls.length > 1) return err;
+          throw err;
+        }
+      });
+      // Every item throttled: the whole request was, and is waited out as such.
+      if (results.length > 0 && results.every((r) => r instanceof Retryable)) throw results[0];
+      return results;
+    });
+  }
+
+  /**
+   * Posts the calls (ids from `first` on) once; resolves to a 2xx or JSON-RPC-bearing answer, throws `Retryable`
+   * for what a retry may fix, `RangeTooSlow` for a slow log range, ChainmailError for the rest.
+   */
+  private async send(calls: RpcCall[], first: number, maxAnswerBytes: number | undefined, splittable: boolean) {
     const payload = calls.map((c, i) => ({ jsonrpc: "2.0", id: first + i, method: c.method, params: c.params }));
-    const single = calls.length === 1;
+    const method = calls[0]!.method;
     const result = await httpRequest({
       upstream: RPC_UPSTREAM,
       method: "POST",
       url: this.url,
       headers: { "content-type": "application/json", accept: "application/json" },
-      body: JSON.stringify(single ? payload[0] : payload),
+      body: JSON.stringify(calls.length === 1 ? payload[0] : payload),
       timeoutMs: this.options.timeoutMs,
-      retry: this.options.retry,
-      shouldRetry: retryReads,
+      // Retries are this client's own (persist): one attempt per exchange.
+      retry: { ...this.options.retry, maxRetries: 0 },
+      shouldRetry: () => false,
       secrets: this.secrets,
       dispatcher: this.options.dispatcher,
       signal: this.options.signal,
-      beforeAttempt: () => this.waitForTurn(),
       maxBodyBytes: maxAnswerBytes,
-      onAttempt: (event) => {
-        if (event.outcome.kind === "response" && event.outcome.status === 429 && event.retryInMs !== undefined) {
-          this.pausedUntil = Math.max(this.pausedUntil, Date.now() + event.retryInMs);
-        }
-      },
     });
     if (result.error) {
-      const cause = result.error.cause;
-      if (cause instanceof AnswerTooLarge) throw new RpcAnswerTooLarge(calls[0]!.method, cause.limit, cause.bytes);
-      throw result.error;
+      const error = result.error;
+      const cause = error.cause;
+      if (cause instanceof AnswerTooLarge) throw new RpcAnswerTooLarge(method, cause.limit, cause.bytes);
+      if (error.code === "aborted" || this.options.signal?.aborted) throw error;
+      if (error.code === "upstream_timeout" && splittable) {
+        throw new RangeTooSlow(method, `no answer within ${seconds(this.options.timeoutMs)}`, 0);
+      }
+      if (error.code === "upstream_unreachable" && error.details.request_sent === false) {
+        error.details.method = method;
+        throw new Retryable("transient", error.shortMessage, undefined, undefined, unreachable(error));
+      }
+      throw new Retryable("transient", error.shortMessage, undefined, undefined, error);
     }
-    return result.response;
+    const { status, headers, body } = result.response;
+    if (status === 429) {
+      const said = `HTTP 429${excerpt(body) ? `: ${excerpt(body)}` : ""}`;
+      throw new Retryable(
+        "throttle",
+        said,
+        status,
+        retryAfterMs(headers["retry-after"] as string | string[] | undefined),
+      );
+    }
+    if (status >= 200 && status < 300) return { status, body };
+    // An error status: a JSON-RPC answer in it is read as such (QuickNode's 413 range cap, a 500 with an error
+    // object); otherwise the status decides.
+    const json = parseOrUndefined(body);
+    if (calls.length > 1 && isBatchRefusal(status, errorOf(json))) {
+      throw new Retryable("batch", `HTTP ${status}${excerpt(body) ? `: ${excerpt(body)}` : ""}`, status);
+    }
+    if (json !== undefined && typeof json === "object") return { status, body };
+    const said = `HTTP ${status}${excerpt(body) ? `: ${excerpt(body)}` : ""}`;
+    if (status === 504 && splittable) throw new RangeTooSlow(method, said, status);
+    if (status >= 500 || status === 408) {
+      throw new Retryable("transient", said, status, undefined, serverError(this.origin, method, said, status));
+    }
+    throw rejected(this.origin, method, said, status);
   }
 
-  /** The calls' results from the answer's text; throws the first error any call got. */
-  private results(calls: RpcCall[], first: number, status: number, body: string): unknown[] {
-    let parsed: unknown;
-    try {
-      parsed = JSON.parse(body);
-    } catch {
-      if (status >= 400) throw new RpcError(-32000, `HTTP ${status}: ${body.slice(0, 200)}`, calls[0]!.method, status);
-      throw new ChainmailError("UPSTREAM_BAD_RESPONSE", `The JSON-RPC node at ${this.origin} answered non-JSON.`, {
-        hint: "Check the --rpc URL.",
-        details: { upstream: RPC_UPSTREAM, status },
-      });
+  /** The answer's reply to each call, in call order; a garbled answer is `Retryable`. */
+  private replies(calls: RpcCall[], first: number, status: number, body: string): RpcReply[] {
+    const parsed = parseOrUndefined(body);
+    if (parsed === undefined || parsed === null || typeof parsed !== "object") {
+      throw garbled(this.origin, calls[0]!.method, status, body);
     }
     const replies = (Array.isArray(parsed) ? parsed : [parsed]) as RpcReply[];
-    const byId = new Map<number | undefined, RpcReply>(replies.map((r) => [r.id, r]));
+    const byId = new Map<unknown, RpcReply>();
+    for (const reply of replies) if (reply && typeof reply === "object") byId.set(reply.id, reply);
     return calls.map((c, i) => {
       // A provider that fails a whole batch answers with one error object without an id.
       const reply = byId.get(first + i) ?? (replies.length === 1 && replies[0]?.error ? replies[0] : undefined);
-      if (!reply) {
-        throw new ChainmailError(
-          "UPSTREAM_BAD_RESPONSE",
-          `The JSON-RPC node at ${this.origin} left ${c.method} unanswered.`,
-          {
-            details: { upstream: RPC_UPSTREAM, status },
-          },
-        );
+      if (!reply) throw garbled(this.origin, c.method, status, body, `left ${c.method} unanswered`);
+      if (calls.length > 1 && reply.id !== first + i && isBatchRefusal(status, errorOf(reply))) {
+        throw new Retryable("batch", describe(reply.error), status);
       }
-      if (reply.error)
-        throw new RpcError(reply.error.code ?? -32000, reply.error.message ?? "unknown error", c.method, status);
-      return reply.result;
+      return reply;
     });
   }
 
-  private async waitForTurn(): Promise<void> {
-    for (let wait = this.pausedUntil - Date.now(); wait > 0; wait = this.pausedUntil - Date.now()) {
-      await sleep(wait, undefined, this.options.signal ? { signal: this.options.signal } : undefined);
+  /** A reply's result; throws `Retryable` for throttling, `RpcError` for any other error object. */
+  private resultOf(reply: RpcReply, method: string, status: number): unknown {
+    if (!reply.error) return reply.result;
+    const { code, message } = errorOf(reply)!;
+    if (isThrottling(code, message)) throw new Retryable("throttle", describe(reply.error), status);
+    if (method.startsWith("eth_getBlockBy") && isUnknownBlock(message)) return null;
+    if (code === -32603 || /internal error|try again|temporar/i.test(message)) {
+      const said = describe(reply.error);
+      throw new Retryable("transient", said, status, undefined, new RpcError(code, message, method, status));
     }
+    throw new RpcError(code, message, method, status, reply.error.data);
   }
+}
+
+function parseOrUndefined(text: string): unknown {
+  try {
+    return JSON.parse(text);
+  } catch {
+    return undefined;
+  }
+}
+
+/** A JSON-RPC error object's code and message, when it has one. */
+function errorOf(value: unknown): { code: number; message: string } | undefined {
+  const error = (value as RpcReply | undefined)?.error;
+  if (!error || typeof error !== "object") return undefined;
+  return {
+    code: typeof error.code === "number" ? error.code : -32000,
+    message: typeof error.message === "string" ? error.message : "unknown error",
+  };
+}
+
+function describe(error: RpcReply["error"]): string {
+  const { code, message } = errorOf({ error }) ?? { code: -32000, message: "unknown error" };
+  return `${message} (JSON-RPC code ${code})`;
+}
+
+/** The first characters of an answer, on one line, for messages. */
+function excerpt(body: string): string {
+  return body.replace(/\s+/g, " ").trim().slice(0, 120);
+}
+
+/** An answer that is not JSON-RPC (cut off, garbled, an HTML error page): asked again, reported if it stays so. */
+function garbled(origin: string, method: string, status: number, body: string, what?: string): Retryable {
+  const said =
+    what ??
+    `answered what is not a JSON-RPC answer (HTTP ${status}, ${body.length} bytes: ${JSON.stringify(excerpt(body).slice(0, 60))})`;
+  return new Retryable(
+    "transient",
+    said,
+    status,
+    undefined,
+    new ChainmailError(
+      "UPSTREAM_BAD_RESPONSE",
+      `The JSON-RPC node at ${origin} ${said} to ${method}, again after retries.`,
+      {
+        hint: "The provider is failing (a cut or garbled answer); try again later or use another endpoint.",
+        details: { upstream: RPC_UPSTREAM, status, method },
+      },
+    ),
+  );
+}
+
+function serverError(origin: string, method: string, said: string, status: number): ChainmailError {
+  return new ChainmailError(
+    "UPSTREAM_SERVER_ERROR",
+    `The JSON-RPC node at ${origin} failed ${method}: ${said}, again after retries.`,
+    {
+      hint: "The provider is failing; try again later or use another endpoint.",
+      details: { upstream: RPC_UPSTREAM, status, method },
+    },
+  );
+}
+
+function rejected(origin: string, method: string, said: string, status: number): ChainmailError {
+  const auth = status === 401 || status === 403;
+  return new ChainmailError(
+    auth ? "UPSTREAM_AUTH" : "UPSTREAM_REJECTED",
+    `The JSON-RPC node at ${origin} refused ${method}: ${said}.`,
+    {
+      hint: auth
+        ? "Check the API key in the --rpc URL (or INDEX_RPC_URL)."
+        : "Check the --rpc URL (or INDEX_RPC_URL): it should be the provider's JSON-RPC endpoint.",
+      details: { upstream: RPC_UPSTREAM, status, method },
+    },
+  );
+}
+
+/** Nothing reached the node: the one failure that says to check --rpc. */
+function unreachable(error: ChainmailError): ChainmailError {
+  return new ChainmailError("UPSTREAM_UNREACHABLE", error.shortMessage, {
+    hint: "Nothing was sent. Check the --rpc URL (or INDEX_RPC_URL), the network and any proxy settings.",
+    details: error.details,
+    cause: error,
+  });
 }
 
 /** `0x1a` → 26. */

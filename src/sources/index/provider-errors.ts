@@ -1,0 +1,125 @@
+/**
+ * What a JSON-RPC provider's error means, in its own words: a log range too large (and the size that works, when
+ * it says), throttling, a refused batch, or a block it does not have yet. One place for every provider's wording.
+ *
+ * The wordings are the providers' own, as their users quote them in public issues:
+ * - Alchemy, -32602: "Log response size exceeded. You can make eth_getLogs requests with up to a 2K block range and
+ *   no limit on the response size, or you can request any block range with a cap of 10K logs in the response. Based
+ *   on your parameters, this block range should work: [0x…, 0x…]"; on the free tier "Under the Free tier plan, you
+ *   can make eth_getLogs requests with up to a 10 block range. Based on your parameters, this block range should
+ *   work: [0x…, 0x…]". Throttling inside a 200 answer, per batch item: {"code": 429, "message": "Your app has
+ *   exceeded its compute units per second capacity…"}.
+ * - Infura, -32005: "query returned more than 10000 results" (its `data` holds a `from`/`to` that works); -32602
+ *   "range 1000000 exceeds limit of 10000" (INFURA/infura#237); throttling -32005 "project ID request rate
+ *   exceeded" / "daily request count exceeded, request rate limited".
+ * - QuickNode, -32614 with HTTP 413: "eth_getLogs is limited to a 10,000 range" (OffchainLabs/arbitrum-sdk#609,
+ *   eternalsafe/wallet#57): the number is blocks though the message does not say so.
+ * - geth-based nodes (BSC, publicnode), -32000/-32701: "exceed maximum block range: 50000"; erigon "query block
+ *   range exceeds server limit, narrow your filter: 1000" and "query returns too many logs, narrow your filter:
+ *   20000"; reth "query exceeds max results 20000, retry with the range 25766988-25775072" (paradigmxyz/reth#23810:
+ *   the range it names can be the one refused, so a suggestion is never taken unless it is smaller).
+ * - Others (Ponder's getLogsRetryHelper lists them): "Max range: 3000" (Cloudflare), "block range is too wide"
+ *   (Ankr), "range 9009594 is bigger than range limit 2000" (Tenderly), "block range too large" (Base),
+ *   "please limit the query to at most 1,000 blocks" (Coinbase), "logs matched by query exceeds limit of 10000"
+ *   (Arbitrum), "response size should not greater than 10000000 bytes" (1RPC).
+ */
+
+/** What a range refusal says about a size that works. */
+export interface RangeRefusal {
+  /** Blocks a range may span (the provider's cap, or the range it suggested from this range's start). */
+  blocks?: number | undefined;
+}
+
+const RANGE_WORDS =
+  /range|too many|too large|too wide|limit|exceed|more than|results|response size|max|narrow your filter|at most/i;
+
+/** JSON-RPC codes that mean "this request is too large" whatever the words. */
+const SIZE_CODES = new Set([-32005, -32614]);
+
+/**
+ * Whether a JSON-RPC error to `eth_getLogs` refuses the range's size, and what size works if it says. Undefined
+ * when it is something else (throttling included: -32005 serves both at Infura).
+ */
+export function rangeRefusal(
+  error: { code: number; message: string; data?: unknown; status?: number },
+  from: number,
+  size: number,
+): RangeRefusal | undefined {
+  if (isThrottling(error.code, error.message)) return undefined;
+  const sized = SIZE_CODES.has(error.code) || error.status === 413 || RANGE_WORDS.test(error.message);
+  if (!sized) return undefined;
+  const suggested = suggestedBlocks(error.message, from) ?? dataRange(error.data, from);
+  // A suggestion no smaller than what was refused (reth can name the refused range itself) says nothing.
+  return { blocks: suggested !== undefined && suggested < size ? suggested : undefined };
+}
+
+/** The size in blocks a refusal's words name, if any: a working range from `from`, or a stated cap. */
+export function suggestedBlocks(message: string, from: number): number | undefined {
+  // "[0x10, 0x1f]" (Alchemy, Infura, zkSync) or "retry with the range 25766988-25775072" (reth).
+  const pair =
+    /\[\s*(0x[0-9a-f]+)\s*,\s*(0x[0-9a-f]+)\s*\]/i.exec(message) ?? /range\s+(\d+)\s*-\s*(\d+)/i.exec(message);
+  if (pair) {
+    const end = Number(pair[2]);
+    if (Number.isSafeInteger(end) && end >= from && Number(pair[1]) <= from) return end - from + 1;
+  }
+  const patterns = [
+    // "limited to a 10,000 range" (QuickNode), "up to a 2K block range" (Alchemy), "limited to 1000 blocks".
+    /(?:limited to|up to) (?:an? )?([\d,.]+k?) (?:blocks?|range|block range)/i,
+    // "exceed maximum block range: 50000", "maximum block range: 5000", "max range: 3000", "max is 10k blocks".
+    /max(?:imum)? (?:block )?range:? ([\d,.]+k?)/i,
+    // "range 1000000 exceeds limit of 10000", "bigger than range limit 2000", "block range limit exceeded 5000".
+    /(?:exceeds|range) limit (?:of )?([\d,.]+k?)/i,
+    // "please limit the query to at most 1,000 blocks", "narrow your filter: 1000" (erigon's block range cap).
+    /at most ([\d,.]+k?) blocks?/i,
+    /block range exceeds server limit, narrow your filter: ([\d,.]+)/i,
+    // "block range is too wide (maximum 1024)", "maximum [from, to] blocks distance: 3000".
+    /too wide \(maximum (\d+)\)/i,
+    /blocks distance: (\d+)/i,
+    // "… 800 blocks" anywhere.
+    /([\d,.]+k?) blocks?\b/i,
+  ];
+  for (const pattern of patterns) {
+    const match = pattern.exec(message);
+    if (!match) continue;
+    const value = parseCount(match[1]!);
+    if (value !== undefined) return value;
+  }
+  return undefined;
+}
+
+/** "10,000" → 10000, "2K" → 2000; undefined unless a positive safe integer. */
+function parseCount(text: string): number | undefined {
+  const thousands = /k$/i.test(text);
+  const value = Number(text.replace(/[,.k]/gi, "")) * (thousands ? 1000 : 1);
+  return Number.isSafeInteger(value) && value > 0 ? value : undefined;
+}
+
+/** Infura's `data: {from, to}`: the range that works from this one's start. */
+function dataRange(data: unknown, from: number): number | undefined {
+  if (!data || typeof data !== "object" || !Object.hasOwn(data, "to")) return undefined;
+  const to = Number((data as { to: unknown }).to);
+  return Number.isSafeInteger(to) && to >= from ? to - from + 1 : undefined;
+}
+
+const THROTTLE_WORDS =
+  /rate limit|rate exceeded|request rate|too many requests|compute units|capacity|throttl|slow down|daily request count|credits/i;
+
+/** Whether a JSON-RPC error object is throttling (Alchemy's per-item 429, Infura's -32005 rate limit…). */
+export function isThrottling(code: number, message: string): boolean {
+  return code === 429 || code === -32029 || THROTTLE_WORDS.test(message);
+}
+
+/**
+ * Whether an answer refuses a batch as such: HTTP 413 or 400 to a JSON array, a single error object answering an
+ * array ("batch size exceeded", -32600 invalid request), or words about batches.
+ */
+export function isBatchRefusal(status: number, error: { code: number; message: string } | undefined): boolean {
+  if (status === 413 || status === 400) return true;
+  if (!error) return false;
+  return error.code === -32600 || /batch/i.test(error.message);
+}
+
+/** Whether an error says the node does not have a block (yet): a lagging backend asked by block hash. */
+export function isUnknownBlock(message: string): boolean {
+  return /unknown block|block not found|header not found|cannot find block|missing block/i.test(message);
+}
