@@ -113,6 +113,7 @@ export function registerIndexChain(program: Command): void {
           ...(seaport ? { seaport } : {}),
           ...(ethTokens ? { ethTokens } : {}),
           ...(progress ? { onProgress: progress } : {}),
+          onNotice: (message) => process.stderr.write(`${progress ? "\n" : ""}chainmail index: ${message}\n`),
           onWriter: (state) => {
             if (state === "waiting") waited = true;
             if (state === "waiting" || waited)

@@ -484,12 +484,13 @@ class Indexer {
     lagging.reads++;
     const waited = now - lagging.since;
     if (waited >= this.lagBudgetMs) {
+      const upTo = (await this.nextBlock()) - 1;
       throw new ChainmailError(
         "UPSTREAM_BAD_RESPONSE",
-        `The JSON-RPC node at ${this.rpc.origin} has not shown the logs of block ${block} complete in ${seconds(waited)} (${lagging.reads} reads): ${said}. The index stops before that block; nothing was lost.`,
+        `The JSON-RPC node at ${this.rpc.origin} has not shown the logs of block ${block} complete in ${seconds(waited)} (${lagging.reads} reads): ${said}. The index stops there, complete up to block ${upTo}.`,
         {
           hint: "A load-balanced endpoint may answer from a backend behind the head it announces: run again later, keep a few blocks behind the head (--safe-depth), use another endpoint, or allow a longer wait (INDEX_RPC_LAG_BUDGET_MS).",
-          details: { upstream: RPC_UPSTREAM, block, provider_said: said, waited_ms: waited },
+          details: { upstream: RPC_UPSTREAM, block, last_block: upTo, provider_said: said, waited_ms: waited },
         },
       );
     }

@@ -27,6 +27,11 @@ export interface ResultSlices {
    * JSON, or not a plain answer, possibly after some slices.
    */
   slices(size: number): Generator<unknown[]>;
+  /**
+   * Whether the whole text has the answer's shape (each element ends, the envelope closes), stepped over without
+   * parsing: a cut-off answer is found before any of it is used. Each slice is still checked by `JSON.parse`.
+   */
+  whole(): boolean;
 }
 
 /**
@@ -62,41 +67,53 @@ export function resultSlices(text: string): ResultSlices | undefined {
     }
   }
   const arrayStart = start;
+  /** Steps through the array and the members after it; with `parse`, yields its elements `size` at a time. */
+  function* walk(size: number, parse: boolean): Generator<unknown[]> {
+    const inner = new Scanner(text, arrayStart + 1);
+    const malformed = () => new SyntaxError(`Malformed JSON-RPC answer at position ${inner.at}`);
+    if (inner.skipSpace() !== CLOSE_BRACKET) {
+      let first = inner.at;
+      let count = 0;
+      for (;;) {
+        if (!inner.skipValue()) throw malformed();
+        count++;
+        const after = inner.skipSpace();
+        const last = after === CLOSE_BRACKET;
+        if (!last && after !== COMMA) throw malformed();
+        if (last || count >= size) {
+          if (parse) yield JSON.parse(`[${text.slice(first, inner.at)}]`) as unknown[];
+          count = 0;
+        }
+        inner.at++;
+        if (last) break;
+        inner.skipSpace();
+        if (count === 0) first = inner.at;
+      }
+    } else {
+      inner.at++;
+    }
+    if (whole) return;
+    // The members after the array: none may change what was given (JSON.parse keeps a repeated member's last).
+    for (;;) {
+      const next = inner.afterMember();
+      if (next === CLOSE_BRACE && inner.skipSpace() === undefined) return;
+      if (next !== COMMA) throw malformed();
+      const key = inner.memberName();
+      const repeated = key === "result" || key === "error" || key === "id";
+      if (key === undefined || repeated || !inner.smallValue()) throw malformed();
+    }
+  }
   return {
     id,
-    *slices(size: number) {
-      const inner = new Scanner(text, arrayStart + 1);
-      const malformed = () => new SyntaxError(`Malformed JSON-RPC answer at position ${inner.at}`);
-      if (inner.skipSpace() !== CLOSE_BRACKET) {
-        let first = inner.at;
-        let count = 0;
-        for (;;) {
-          if (!inner.skipValue()) throw malformed();
-          count++;
-          const after = inner.skipSpace();
-          const last = after === CLOSE_BRACKET;
-          if (!last && after !== COMMA) throw malformed();
-          if (last || count >= size) {
-            yield JSON.parse(`[${text.slice(first, inner.at)}]`) as unknown[];
-            count = 0;
-          }
-          inner.at++;
-          if (last) break;
-          inner.skipSpace();
-          if (count === 0) first = inner.at;
+    slices: (size: number) => walk(size, true),
+    whole() {
+      try {
+        for (const _ of walk(Number.POSITIVE_INFINITY, false)) {
+          // nothing is yielded without `parse`
         }
-      } else {
-        inner.at++;
-      }
-      if (whole) return;
-      // The members after the array: none may change what was given (JSON.parse keeps a repeated member's last).
-      for (;;) {
-        const next = inner.afterMember();
-        if (next === CLOSE_BRACE && inner.skipSpace() === undefined) return;
-        if (next !== COMMA) throw malformed();
-        const key = inner.memberName();
-        const repeated = key === "result" || key === "error" || key === "id";
-        if (key === undefined || repeated || !inner.smallValue()) throw malformed();
+        return true;
+      } catch {
+        return false;
       }
     },
   };

@@ -130,13 +130,18 @@ export class RpcClient {
       const first = this.nextId++;
       const { status, body } = await this.send(calls, first, options.maxAnswerBytes, options.splittable ?? false);
       const sliced = resultSlices(body);
-      if (sliced && sliced.id === first) return sliced;
+      if (sliced && sliced.id === first) {
+        // A cut-off answer is asked again before any of it is used.
+        if (!sliced.whole()) throw garbled(this.origin, method, status, body);
+        return sliced;
+      }
       const [reply] = this.replies(calls, first, status, body);
       const result = this.resultOf(reply!, method, status);
       if (result === null) return null;
       if (!Array.isArray(result)) throw garbled(this.origin, method, status, body);
       return {
         id: first,
+        whole: () => true,
         *slices(size: number) {
           for (let i = 0; i < result.length; i += size) yield result.slice(i, i + size);
         },

@@ -1,0 +1,169 @@
+/**
+ * `chainmail index` through a hosted provider's faults (test/upstreams/faulty-rpc.ts, a real JSON-RPC proxy in
+ * front of anvil): for each fault, the index built through the proxy must hold exactly the records of the index
+ * built straight from anvil — none lost, duplicated, added or changed — and the command must exit 0, or, where the
+ * provider never shows a block complete, stop with a message naming the block and exit non-zero.
+ *
+ * The chain: the demo's marketplace activity (sales in ETH and WETH, transfers, burns, ERC-1155 batches, the ETH/USD
+ * feed) and 8,000 ERC-721 mints, 200 a block: some 60 blocks, all near the head, and answers long enough to be cut.
+ */
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { createActivity, createBulkActivity } from "../src/demo/activity.js";
+import { type Deployed, deployAll } from "../src/demo/contracts.js";
+import { type DevChain, startAnvil } from "../src/demo/devchain.js";
+import { indexChain } from "../src/sources/index/indexer.js";
+import { type ActivityRow, IndexStore } from "../src/sources/index/store.js";
+import { runCli } from "./helpers.js";
+import { type IndexBackend, openBackend } from "./index-backend.js";
+import { type Faults, startFaultyRpc } from "./upstreams/faulty-rpc.js";
+
+let anvil: DevChain;
+let deployed: Deployed;
+let backend: IndexBackend;
+let baseline: ActivityRow[];
+let head: number;
+
+/** Retries and pauses short enough for a test, as a user could set them. */
+const FAST = {
+  CHAINMAIL_RETRY_BASE_MS: "20",
+  CHAINMAIL_RETRY_MAX_DELAY_MS: "300",
+  CHAINMAIL_MAX_RETRIES: "8",
+  INDEX_RPC_THROTTLE_BUDGET_MS: "60000",
+  INDEX_RPC_LAG_BUDGET_MS: "60000",
+};
+
+export async function allRows(db: string): Promise<ActivityRow[]> {
+  const store = await IndexStore.open(db);
+  try {
+    return await store.page({ direction: "asc", limit: 1_000_000 });
+  } finally {
+    await store.close();
+  }
+}
+
+const chainOptions = () => ({
+  seaport: [deployed.seaport],
+  ethTokens: [deployed.weth],
+  priceFeed: deployed.priceFeed,
+});
+
+const cliFlags = () => [
+  "--seaport",
+  deployed.seaport,
+  "--eth-tokens",
+  deployed.weth,
+  "--price-feed",
+  deployed.priceFeed,
+];
+
+beforeAll(async () => {
+  backend = await openBackend("faults");
+  anvil = await startAnvil();
+  deployed = await deployAll(anvil.rpcUrl);
+  await createActivity(anvil.rpcUrl, deployed);
+  await createBulkActivity(anvil.rpcUrl, deployed, 8_000, 200);
+  const db = await backend.target("baseline");
+  const result = await indexChain({ rpcUrl: anvil.rpcUrl, dbPath: db, follow: false, ...chainOptions() });
+  head = result.lastBlock;
+  baseline = await allRows(db);
+}, 180_000);
+
+afterAll(async () => {
+  await anvil?.stop();
+  await backend?.close();
+});
+
+/** `chainmail index --once` through a proxy with these faults; its exit, output and the index it built. */
+async function indexThrough(name: string, faults: Faults, extra: string[] = []) {
+  const proxy = await startFaultyRpc(anvil.rpcUrl, faults);
+  const db = await backend.target(name);
+  try {
+    const run = await runCli(["index", "--once", "--rpc", proxy.url, "--db", db, ...cliFlags(), ...extra], {
+      env: FAST,
+    });
+    return { ...run, rows: await allRows(db), struck: proxy.struck };
+  } finally {
+    await proxy.close();
+  }
+}
+
+describe("the index through a hosted provider's faults", () => {
+  it("holds records of every kind over some 60 blocks (the baseline)", () => {
+    expect(baseline.length).toBeGreaterThan(8_000);
+    expect(new Set(baseline.map((r) => r.kind))).toEqual(new Set(["mint", "transfer", "burn", "sale"]));
+    expect(head).toBeGreaterThan(40);
+  });
+
+  const cases: [string, Faults][] = [
+    ["a lagging backend answering [] for the newest blocks", { lag: { blocks: 30, ms: 1_500, answer: "[]" } }],
+    ["a lagging backend answering null", { lag: { blocks: 30, ms: 1_500, answer: "null" } }],
+    ["a node answering only the first 1,000 logs of a range", { truncateAt: 1_000 }],
+    ["Alchemy's 429 inside a 200 batch answer, for some items", { itemThrottle: 0.3 }],
+    ["answers cut in half", { brokenBody: { chance: 0.15, how: "cut" } }],
+    ["connections dropped half-way through the answer", { brokenBody: { chance: 0.15, how: "reset" } }],
+    ["an HTML 504 for log ranges over 4 blocks", { gateway504Over: 4 }],
+    ["an endpoint refusing batches (413, batch size exceeded)", { refuseBatches: true }],
+    ["a 3-second burst of 429 without Retry-After", { throttleBurst: { ms: 3_000 } }],
+    ["Alchemy's range cap", { rangeCap: { provider: "alchemy", blocks: 3 } }],
+    ["Infura's range cap", { rangeCap: { provider: "infura", blocks: 3 } }],
+    ["QuickNode's range cap (-32614, HTTP 413)", { rangeCap: { provider: "quicknode", blocks: 3 } }],
+    ["a geth-based node's range cap", { rangeCap: { provider: "geth", blocks: 3 } }],
+  ];
+  for (const [name, faults] of cases) {
+    it(`loses, duplicates, adds and changes nothing: ${name}`, async () => {
+      const run = await indexThrough(name.replace(/\W+/g, "_").slice(0, 40), faults);
+      expect(run.code, run.stderr).toBe(0);
+      expect(run.stderr).not.toMatch(/Error|failed/);
+      expect(JSON.parse(run.stdout.trim())).toMatchObject({ last_block: head, records: baseline.length });
+      expect(Object.keys(run.struck).length, "the fault struck").toBeGreaterThan(0);
+      expect(run.rows).toEqual(baseline);
+    });
+  }
+
+  it("says what the provider did, in its words, while it waits", async () => {
+    const run = await indexThrough("notices", { throttleBurst: { ms: 1_500 }, refuseBatches: true });
+    expect(run.code).toBe(0);
+    expect(run.stderr).toMatch(/is throttling \(HTTP 429: .*Too Many Requests.*; no Retry-After\): waiting/);
+    expect(run.stderr).toMatch(/serves again after \d+/);
+    expect(run.stderr).toMatch(
+      /refuses batch requests \(HTTP 413: .*batch size exceeded.*\): calling it one request at a time/,
+    );
+    expect(run.stderr).not.toMatch(/--rpc/);
+    expect(run.rows).toEqual(baseline);
+  });
+
+  it("stops with a message naming the block when a backend never catches up, and keeps every block before it", async () => {
+    const env = { ...FAST, INDEX_RPC_LAG_BUDGET_MS: "2000" };
+    const proxy = await startFaultyRpc(anvil.rpcUrl, { lag: { blocks: 5, ms: 3_600_000, answer: "[]", share: 1 } });
+    const db = await backend.target("never_again");
+    try {
+      const stopped = await runCli(["index", "--once", "--rpc", proxy.url, "--db", db, ...cliFlags()], { env });
+      expect(stopped.code).not.toBe(0);
+      expect(stopped.stderr).toMatch(/has not shown the logs of block \d+ complete in \d+ s/);
+      expect(stopped.stderr).toMatch(/--safe-depth|INDEX_RPC_LAG_BUDGET_MS/);
+      const block = Number(/block (\d+) complete/.exec(stopped.stderr)![1]);
+      const upTo = Number(/complete up to block (\d+)/.exec(stopped.stderr)![1]);
+      expect(block).toBeGreaterThan(head - 5);
+      expect(upTo).toBeLessThan(block);
+      expect(await allRows(db)).toEqual(baseline.filter((r) => r.block_number <= upTo));
+    } finally {
+      await proxy.close();
+    }
+  });
+
+  it("stops on throttling that outlasts the budget with --once, saying how long it waited", async () => {
+    const proxy = await startFaultyRpc(anvil.rpcUrl, { throttleBurst: { ms: 3_600_000 } });
+    const db = await backend.target("throttled");
+    try {
+      const run = await runCli(["index", "--once", "--rpc", proxy.url, "--db", db, ...cliFlags()], {
+        env: { ...FAST, INDEX_RPC_THROTTLE_BUDGET_MS: "1500" },
+      });
+      expect(run.code).not.toBe(0);
+      expect(run.stderr).toMatch(/kept throttling for \d+ s \(\d+ answers, the last: HTTP 429/);
+      expect(run.stderr).toMatch(/INDEX_RPC_THROTTLE_BUDGET_MS/);
+      expect(run.stderr).not.toMatch(/Check the --rpc/);
+    } finally {
+      await proxy.close();
+    }
+  });
+});

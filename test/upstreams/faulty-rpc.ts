@@ -1,0 +1,310 @@
+/**
+ * A hosted provider's faults, on loopback: a real HTTP JSON-RPC proxy in front of anvil that behaves, where a test
+ * asks it to, as providers document and as their users quote them in public issues:
+ * - a load-balanced endpoint one of whose backends lags: half the requests (at random) reach a backend that does
+ *   not have the newest blocks yet, and answers their logs `[]` or `null`, their headers `null`, and a block asked
+ *   by hash "unknown block";
+ * - a node that answers only the first N logs of a range, without an error;
+ * - Alchemy's 429 inside a 200 batch answer ("Your app has exceeded its compute units per second capacity"), for
+ *   some items;
+ * - answers cut off: a body cut in half (a complete HTTP answer holding broken JSON), or the connection dropped
+ *   half-way through the body;
+ * - an HTML 504 from the gateway for log ranges over N blocks;
+ * - an endpoint that refuses batches: HTTP 413, -32600 "batch size exceeded";
+ * - bursts of HTTP 429 without Retry-After;
+ * - the range caps of Alchemy, Infura, QuickNode and geth-based nodes, in their words (provider-errors.ts).
+ * Faults are drawn from a seeded generator, so that a property test's schedule replays exactly.
+ */
+import { createServer, type IncomingMessage, type Server, type ServerResponse } from "node:http";
+
+interface RpcMessage {
+  id: unknown;
+  method: string;
+  params: unknown[];
+}
+
+export type CapProvider = "alchemy" | "infura" | "quicknode" | "geth";
+
+export interface Faults {
+  /**
+   * A backend that lags: blocks within `blocks` of the head (and new ones, for `ms` after they appear) are not
+   * there yet for it. It serves `share` of the requests (default half; 1: every one but `eth_blockNumber`).
+   */
+  lag?: { blocks: number; ms: number; answer: "[]" | "null"; share?: number };
+  /** Answer only the first N logs of every `eth_getLogs`. */
+  truncateAt?: number;
+  /** Chance that a batch item is answered with Alchemy's 429 error object instead. */
+  itemThrottle?: number;
+  /** Chance that an answer's body is cut in half (`cut`) or its connection dropped half-way (`reset`). */
+  brokenBody?: { chance: number; how: "cut" | "reset" };
+  /** Log ranges over this many blocks answer an HTML 504. */
+  gateway504Over?: number;
+  /** Every batch (JSON array) is refused with HTTP 413. */
+  refuseBatches?: boolean;
+  /** Every request in the first `ms` after the first log request (and `again` ms later, if set) answers HTTP 429. */
+  throttleBurst?: { ms: number; every?: number };
+  /** Log ranges over `blocks` blocks are refused as this provider words it. */
+  rangeCap?: { provider: CapProvider; blocks: number };
+  /** Seed of the fault draws. */
+  seed?: number;
+}
+
+export interface FaultyRpc {
+  url: string;
+  /** How often each fault struck. */
+  struck: Record<string, number>;
+  close(): Promise<void>;
+}
+
+const HTML_504 =
+  "<html>\r\n<head><title>504 Gateway Time-out</title></head>\r\n<body>\r\n<center><h1>504 Gateway Time-out</h1></center>\r\n<hr><center>nginx</center>\r\n</body>\r\n</html>\r\n";
+const ALCHEMY_429 =
+  "Your app has exceeded its compute units per second capacity. If you have retries enabled, you can safely ignore this message. If not, check out https://docs.alchemy.com/reference/throughput";
+
+/** A small seeded generator (mulberry32): the same seed draws the same faults. */
+function random(seed: number): () => number {
+  let a = seed >>> 0;
+  return () => {
+    a = (a + 0x6d2b79f5) >>> 0;
+    let t = a;
+    t = Math.imul(t ^ (t >>> 15), t | 1);
+    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
+    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
+  };
+}
+
+export async function startFaultyRpc(target: string, faults: Faults): Promise<FaultyRpc> {
+  const draw = random(faults.seed ?? 1);
+  const struck: Record<string, number> = {};
+  const strike = (fault: string) => {
+    struck[fault] = (struck[fault] ?? 0) + 1;
+  };
+  const started = Date.now();
+  let burstFrom: number | undefined;
+
+  const forward = async (body: unknown): Promise<unknown> => {
+    const res = await fetch(target, {
+      method: "POST",
+      headers: { "content-type": "application/json" },
+      body: JSON.stringify(body),
+    });
+    return res.json();
+  };
+  const rpc = async <T>(method: string, params: unknown[]): Promise<T> =>
+    ((await forward({ jsonrpc: "2.0", id: 1, method, params })) as { result: T }).result;
+
+  // The lagging backend: which blocks it has. Blocks near the head at start, and every later one, appear to it
+  // `lag.ms` after the proxy first saw them.
+  const headAtStart = Number(await rpc<string>("eth_blockNumber", []));
+  const firstSeen = new Map<number, number>();
+  let newestSeen = headAtStart;
+  const seenUpTo = (head: number) => {
+    for (let n = newestSeen + 1; n <= head; n++) firstSeen.set(n, Date.now());
+    newestSeen = Math.max(newestSeen, head);
+  };
+  const lagging = (block: number): boolean => {
+    const lag = faults.lag;
+    if (!lag) return false;
+    const appeared = firstSeen.get(block) ?? (block > headAtStart - lag.blocks ? started : undefined);
+    return appeared !== undefined && Date.now() < appeared + lag.ms;
+  };
+  const hashes = new Map<string, number>();
+
+  /** One call as the faulty provider answers it; undefined to forward it as it is. */
+  const answer = async (call: RpcMessage, behind: boolean): Promise<unknown> => {
+    const reply = (result: unknown) => ({ jsonrpc: "2.0", id: call.id, result });
+    const error = (code: number, message: string, data?: unknown) => ({
+      jsonrpc: "2.0",
+      id: call.id,
+      error: { code, message, ...(data === undefined ? {} : { data }) },
+    });
+    if (call.method === "eth_blockNumber") {
+      const head = await rpc<string>("eth_blockNumber", []);
+      seenUpTo(Number(head));
+      return reply(head);
+    }
+    if (call.method === "eth_getBlockByNumber") {
+      const header = await rpc<{ number: string; hash: string } | null>(call.method, call.params);
+      if (header) hashes.set(header.hash.toLowerCase(), Number(header.number));
+      if (header && behind && lagging(Number(header.number))) {
+        strike("lag: null header");
+        return reply(null);
+      }
+      return reply(header);
+    }
+    if (call.method !== "eth_getLogs") return undefined;
+    const filter = call.params[0] as { fromBlock?: string; toBlock?: string; blockHash?: string };
+    let from: number;
+    let to: number;
+    if (filter.blockHash) {
+      const known = hashes.get(filter.blockHash.toLowerCase());
+      if (known === undefined) {
+        const header = await rpc<{ number: string } | null>("eth_getBlockByHash", [filter.blockHash, false]);
+        if (header) hashes.set(filter.blockHash.toLowerCase(), Number(header.number));
+      }
+      from = to = hashes.get(filter.blockHash.toLowerCase()) ?? -1;
+      if (behind && lagging(from)) {
+        strike("lag: unknown block");
+        return error(-32000, "unknown block");
+      }
+    } else {
+      from = Number(filter.fromBlock);
+      to = Number(filter.toBlock);
+      const cap = faults.rangeCap;
+      if (cap && to - from + 1 > cap.blocks) {
+        strike(`range cap: ${cap.provider}`);
+        return capRefusal(call, cap, from, to - from + 1);
+      }
+    }
+    const logs = await rpc<unknown[]>("eth_getLogs", call.params);
+    let result: unknown[] | null = logs;
+    if (behind && faults.lag) {
+      const visible = logs.filter((log) => !lagging(Number((log as { blockNumber: string }).blockNumber)));
+      const hidden = logs.length - visible.length;
+      let hides = hidden > 0;
+      for (let n = from; n <= to && !hides; n++) hides = lagging(n);
+      if (hides) {
+        strike(`lag: ${faults.lag.answer}`);
+        result = faults.lag.answer === "null" ? null : visible;
+      }
+    }
+    if (result && faults.truncateAt !== undefined && result.length > faults.truncateAt) {
+      strike("truncated");
+      result = result.slice(0, faults.truncateAt);
+    }
+    return reply(result);
+  };
+
+  const send = (res: ServerResponse, status: number, body: string, type = "application/json") => {
+    const broken = faults.brokenBody;
+    if (broken && status === 200 && body.length > 40 && draw() < broken.chance) {
+      strike(`body ${broken.how}`);
+      const half = body.slice(0, Math.floor(body.length / 2));
+      if (broken.how === "cut") {
+        res.writeHead(200, { "content-type": type, "content-length": Buffer.byteLength(half) });
+        res.end(half);
+      } else {
+        res.writeHead(200, { "content-type": type, "content-length": Buffer.byteLength(body) });
+        res.write(half, () => res.socket?.destroy());
+      }
+      return;
+    }
+    res.writeHead(status, { "content-type": type, "content-length": Buffer.byteLength(body) });
+    res.end(body);
+  };
+
+  const handle = async (req: IncomingMessage, res: ServerResponse) => {
+    const chunks: Buffer[] = [];
+    for await (const chunk of req) chunks.push(chunk as Buffer);
+    const body = JSON.parse(Buffer.concat(chunks).toString()) as RpcMessage | RpcMessage[];
+    const calls = Array.isArray(body) ? body : [body];
+    const burst = faults.throttleBurst;
+    if (burst && calls.some((c) => c.method === "eth_getLogs")) burstFrom ??= Date.now();
+    if (burst && burstFrom !== undefined) {
+      const since = Date.now() - burstFrom;
+      const phase = burst.every ? since % burst.every : since;
+      if (phase < burst.ms) {
+        strike("429 burst");
+        return send(
+          res,
+          429,
+          JSON.stringify({ jsonrpc: "2.0", id: null, error: { code: 429, message: "Too Many Requests" } }),
+        );
+      }
+    }
+    if (Array.isArray(body) && faults.refuseBatches) {
+      strike("batch refused");
+      return send(
+        res,
+        413,
+        JSON.stringify({ jsonrpc: "2.0", id: null, error: { code: -32600, message: "batch size exceeded" } }),
+      );
+    }
+    const gateway = faults.gateway504Over;
+    if (gateway !== undefined) {
+      for (const call of calls) {
+        const filter =
+          call.method === "eth_getLogs" ? (call.params[0] as { fromBlock?: string; toBlock?: string }) : {};
+        if (filter.fromBlock && Number(filter.toBlock) - Number(filter.fromBlock) + 1 > gateway) {
+          strike("HTML 504");
+          return send(res, 504, HTML_504, "text/html");
+        }
+      }
+    }
+    // A load balancer sends each request to one backend: the lagging one half the time.
+    const behind = faults.lag !== undefined && draw() < (faults.lag.share ?? 0.5);
+    const replies: unknown[] = [];
+    const passed: RpcMessage[] = [];
+    const at: number[] = [];
+    for (const call of calls) {
+      if (Array.isArray(body) && faults.itemThrottle && draw() < faults.itemThrottle) {
+        strike("item 429");
+        replies.push({ jsonrpc: "2.0", id: call.id, error: { code: 429, message: ALCHEMY_429 } });
+        continue;
+      }
+      const own = await answer(call, behind);
+      if (own !== undefined) replies.push(own);
+      else {
+        at.push(replies.length);
+        replies.push(undefined);
+        passed.push(call);
+      }
+    }
+    if (passed.length > 0) {
+      const forwarded = (await forward(passed)) as { id: unknown }[];
+      const byId = new Map(forwarded.map((r) => [r.id, r]));
+      passed.forEach((call, i) => {
+        replies[at[i]!] = byId.get(call.id);
+      });
+    }
+    // QuickNode's range cap comes with HTTP 413.
+    const statused = replies.find((r) => (r as { status?: number }).status !== undefined) as
+      | { status: number; body: unknown }
+      | undefined;
+    const plain = replies.map((r) =>
+      (r as { status?: number }).status !== undefined ? (r as { body: unknown }).body : r,
+    );
+    const status = statused && !Array.isArray(body) ? statused.status : 200;
+    send(res, status, JSON.stringify(Array.isArray(body) ? plain : plain[0]));
+  };
+
+  const server: Server = createServer((req, res) => {
+    handle(req, res).catch((err) => {
+      if (!res.headersSent) send(res, 500, JSON.stringify({ error: String(err) }));
+      else res.destroy();
+    });
+  });
+  await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve));
+  const { port } = server.address() as { port: number };
+  return {
+    url: `http://127.0.0.1:${port}`,
+    struck,
+    close: () =>
+      new Promise<void>((resolve) => {
+        server.closeAllConnections();
+        server.close(() => resolve());
+      }),
+  };
+}
+
+/** A provider's refusal of a log range over its cap, in its words (sources in provider-errors.ts). */
+function capRefusal(call: RpcMessage, cap: { provider: CapProvider; blocks: number }, from: number, size: number) {
+  const hex = (n: number) => `0x${n.toString(16)}`;
+  const error = (code: number, message: string) => ({ jsonrpc: "2.0", id: call.id, error: { code, message } });
+  switch (cap.provider) {
+    case "alchemy":
+      return error(
+        -32602,
+        `Log response size exceeded. You can make eth_getLogs requests with up to a 2K block range and no limit on the response size, or you can request any block range with a cap of 10K logs in the response. Based on your parameters, this block range should work: [${hex(from)}, ${hex(from + cap.blocks - 1)}]`,
+      );
+    case "infura":
+      return error(-32602, `range ${size} exceeds limit of ${cap.blocks}`);
+    case "quicknode":
+      return {
+        status: 413,
+        body: error(-32614, `eth_getLogs is limited to a ${cap.blocks.toLocaleString("en-US")} range`),
+      };
+    case "geth":
+      return error(-32000, `exceed maximum block range: ${cap.blocks}`);
+  }
+}
