@@ -8,79 +8,37 @@
  * feed) and 8,000 ERC-721 mints, 200 a block: some 60 blocks, all near the head, and answers long enough to be cut.
  */
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { createActivity, createBulkActivity } from "../src/demo/activity.js";
-import { type Deployed, deployAll } from "../src/demo/contracts.js";
-import { type DevChain, startAnvil } from "../src/demo/devchain.js";
+import { loadConfig } from "../src/core/config.js";
+import { createBulkActivity, createLiveSale } from "../src/demo/activity.js";
 import { indexChain } from "../src/sources/index/indexer.js";
-import { type ActivityRow, IndexStore } from "../src/sources/index/store.js";
+import type { ActivityRow } from "../src/sources/index/store.js";
+import { allRows, buildFaultChain, FAST_RETRIES as FAST, type FaultChain } from "./faults-chain.js";
 import { runCli } from "./helpers.js";
 import { type IndexBackend, openBackend } from "./index-backend.js";
 import { type Faults, startFaultyRpc } from "./upstreams/faulty-rpc.js";
 
-let anvil: DevChain;
-let deployed: Deployed;
+let chain: FaultChain;
 let backend: IndexBackend;
 let baseline: ActivityRow[];
 let head: number;
 
-/** Retries and pauses short enough for a test, as a user could set them. */
-const FAST = {
-  CHAINMAIL_RETRY_BASE_MS: "20",
-  CHAINMAIL_RETRY_MAX_DELAY_MS: "300",
-  CHAINMAIL_MAX_RETRIES: "8",
-  INDEX_RPC_THROTTLE_BUDGET_MS: "60000",
-  INDEX_RPC_LAG_BUDGET_MS: "60000",
-};
-
-export async function allRows(db: string): Promise<ActivityRow[]> {
-  const store = await IndexStore.open(db);
-  try {
-    return await store.page({ direction: "asc", limit: 1_000_000 });
-  } finally {
-    await store.close();
-  }
-}
-
-const chainOptions = () => ({
-  seaport: [deployed.seaport],
-  ethTokens: [deployed.weth],
-  priceFeed: deployed.priceFeed,
-});
-
-const cliFlags = () => [
-  "--seaport",
-  deployed.seaport,
-  "--eth-tokens",
-  deployed.weth,
-  "--price-feed",
-  deployed.priceFeed,
-];
-
 beforeAll(async () => {
   backend = await openBackend("faults");
-  anvil = await startAnvil();
-  deployed = await deployAll(anvil.rpcUrl);
-  await createActivity(anvil.rpcUrl, deployed);
-  await createBulkActivity(anvil.rpcUrl, deployed, 8_000, 200);
-  const db = await backend.target("baseline");
-  const result = await indexChain({ rpcUrl: anvil.rpcUrl, dbPath: db, follow: false, ...chainOptions() });
-  head = result.lastBlock;
-  baseline = await allRows(db);
+  chain = await buildFaultChain(await backend.target("baseline"));
+  ({ baseline, head } = chain);
 }, 180_000);
 
 afterAll(async () => {
-  await anvil?.stop();
+  await chain?.anvil.stop();
   await backend?.close();
 });
 
 /** `chainmail index --once` through a proxy with these faults; its exit, output and the index it built. */
-async function indexThrough(name: string, faults: Faults, extra: string[] = []) {
-  const proxy = await startFaultyRpc(anvil.rpcUrl, faults);
+async function indexThrough(name: string, faults: Faults, env: Record<string, string> = FAST) {
+  const proxy = await startFaultyRpc(chain.anvil.rpcUrl, faults);
   const db = await backend.target(name);
   try {
-    const run = await runCli(["index", "--once", "--rpc", proxy.url, "--db", db, ...cliFlags(), ...extra], {
-      env: FAST,
-    });
+    const run = await runCli(["index", "--once", "--rpc", proxy.url, "--db", db, ...chain.flags], { env });
     return { ...run, rows: await allRows(db), struck: proxy.struck };
   } finally {
     await proxy.close();
@@ -132,38 +90,80 @@ describe("the index through a hosted provider's faults", () => {
     expect(run.rows).toEqual(baseline);
   });
 
-  it("stops with a message naming the block when a backend never catches up, and keeps every block before it", async () => {
-    const env = { ...FAST, INDEX_RPC_LAG_BUDGET_MS: "2000" };
-    const proxy = await startFaultyRpc(anvil.rpcUrl, { lag: { blocks: 5, ms: 3_600_000, answer: "[]", share: 1 } });
-    const db = await backend.target("never_again");
-    try {
-      const stopped = await runCli(["index", "--once", "--rpc", proxy.url, "--db", db, ...cliFlags()], { env });
-      expect(stopped.code).not.toBe(0);
-      expect(stopped.stderr).toMatch(/has not shown the logs of block \d+ complete in \d+ s/);
-      expect(stopped.stderr).toMatch(/--safe-depth|INDEX_RPC_LAG_BUDGET_MS/);
-      const block = Number(/block (\d+) complete/.exec(stopped.stderr)![1]);
-      const upTo = Number(/complete up to block (\d+)/.exec(stopped.stderr)![1]);
-      expect(block).toBeGreaterThan(head - 5);
-      expect(upTo).toBeLessThan(block);
-      expect(await allRows(db)).toEqual(baseline.filter((r) => r.block_number <= upTo));
-    } finally {
-      await proxy.close();
-    }
+  it("stops with a message naming the block when no backend has it, and keeps every block before it", async () => {
+    const run = await indexThrough(
+      "never",
+      { lag: { blocks: 5, ms: 3_600_000, answer: "[]", share: 1 } },
+      { ...FAST, INDEX_RPC_LAG_BUDGET_MS: "2000" },
+    );
+    expect(run.code).not.toBe(0);
+    expect(run.stderr).toMatch(/has not shown the logs of block \d+ complete in \d+ s/);
+    expect(run.stderr).toMatch(/--safe-depth|INDEX_RPC_LAG_BUDGET_MS/);
+    const block = Number(/block (\d+) complete/.exec(run.stderr)![1]);
+    const upTo = Number(/complete up to block (\d+)/.exec(run.stderr)![1]);
+    expect(block).toBeGreaterThan(head - 5);
+    expect(upTo).toBeLessThan(block);
+    expect(run.rows).toEqual(baseline.filter((r) => r.block_number <= upTo));
   });
 
   it("stops on throttling that outlasts the budget with --once, saying how long it waited", async () => {
-    const proxy = await startFaultyRpc(anvil.rpcUrl, { throttleBurst: { ms: 3_600_000 } });
-    const db = await backend.target("throttled");
+    const run = await indexThrough(
+      "throttled",
+      { throttleBurst: { ms: 3_600_000 } },
+      { ...FAST, INDEX_RPC_THROTTLE_BUDGET_MS: "1500" },
+    );
+    expect(run.code).not.toBe(0);
+    expect(run.stderr).toMatch(/kept throttling for \d+ s \(\d+ answers, the last: HTTP 429/);
+    expect(run.stderr).toMatch(/INDEX_RPC_THROTTLE_BUDGET_MS/);
+    expect(run.stderr).not.toMatch(/Check the --rpc/);
+  });
+
+  // Last: it adds blocks to the chain.
+  it("follows the head through a lagging, throttling, cutting provider while sales arrive, and loses nothing", async () => {
+    const proxy = await startFaultyRpc(chain.anvil.rpcUrl, {
+      lag: { blocks: 3, ms: 1_000, answer: "[]" },
+      itemThrottle: 0.1,
+      brokenBody: { chance: 0.05, how: "cut" },
+      seed: 7,
+    });
+    const db = await backend.target("follow");
+    const stop = new AbortController();
+    let reached = -1;
+    const follower = indexChain({
+      rpcUrl: proxy.url,
+      dbPath: db,
+      follow: true,
+      pollIntervalMs: 100,
+      signal: stop.signal,
+      config: loadConfig(FAST),
+      onProgress: (p) => {
+        reached = Math.max(reached, p.block);
+      },
+      ...chain.options,
+    });
     try {
-      const run = await runCli(["index", "--once", "--rpc", proxy.url, "--db", db, ...cliFlags()], {
-        env: { ...FAST, INDEX_RPC_THROTTLE_BUDGET_MS: "1500" },
-      });
-      expect(run.code).not.toBe(0);
-      expect(run.stderr).toMatch(/kept throttling for \d+ s \(\d+ answers, the last: HTTP 429/);
-      expect(run.stderr).toMatch(/INDEX_RPC_THROTTLE_BUDGET_MS/);
-      expect(run.stderr).not.toMatch(/Check the --rpc/);
+      const until = async (block: number) => {
+        for (let i = 0; i < 600 && reached < block; i++) await new Promise((r) => setTimeout(r, 50));
+        expect(reached).toBeGreaterThanOrEqual(block);
+      };
+      await until(head);
+      // Live activity, a block at a time, while the follower reads the head through the faults.
+      let last = head;
+      for (let i = 0; i < 3; i++) {
+        last = (await createLiveSale(chain.anvil.rpcUrl, chain.deployed, { tokenId: 9_000n + BigInt(i) })).blockNumber;
+        last = (await createBulkActivity(chain.anvil.rpcUrl, chain.deployed, 300, 150)).blocks[1];
+      }
+      await until(last);
     } finally {
+      stop.abort();
+      await follower;
       await proxy.close();
     }
+    const straight = await backend.target("follow_baseline");
+    await indexChain({ rpcUrl: chain.anvil.rpcUrl, dbPath: straight, follow: false, ...chain.options });
+    const expected = await allRows(straight);
+    expect(expected.length).toBeGreaterThan(baseline.length + 900);
+    expect((await allRows(db)).filter((r) => r.block_number <= expected.at(-1)!.block_number)).toEqual(expected);
+    expect(Object.keys(proxy.struck)).toEqual(expect.arrayContaining(["item 429", "body cut"]));
   });
 });
