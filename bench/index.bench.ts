@@ -104,7 +104,7 @@ function fresh(name: string): string {
 }
 
 /** An anvil holding `events` bulk mints: loaded from the cached state file, or mined and then cached. */
-async function chainOf(events: number): Promise<DevChain> {
+export async function chainOf(events: number): Promise<DevChain> {
   const version = execFileSync(anvilBinary(), ["--version"], { encoding: "utf8" }).split("\n")[0]!.replace(/\W+/g, "-");
   const file = join(stateDir, `bulk-${events}-${PER_BLOCK}-${version}.json`);
   if (existsSync(file)) {

@@ -14,11 +14,14 @@
  * false positive from a lagging backend instead of waiting on it.
  */
 
+import { setTimeout as sleep } from "node:timers/promises";
+import { ChainmailError } from "../../core/errors.js";
 import { type BloomBits, BloomBuilder, bloomBits, bloomHas, isBloom } from "./bloom.js";
 import type { RawLog } from "./decode.js";
 import { isUnknownBlock } from "./provider-errors.js";
 import type { ResultSlices } from "./result-slices.js";
-import { hexToNumber, type RpcClient, RpcError } from "./rpc.js";
+import { hexToNumber, RPC_UPSTREAM, type RpcClient, RpcError } from "./rpc.js";
+import { seconds } from "./rpc-retry.js";
 
 /**
  * Counts at which a provider may have cut an answer off without saying so: the caps hosted providers and node
@@ -176,5 +179,91 @@ export async function readWholeBlock(rpc: RpcClient, header: Header): Promise<Wh
   return { logs };
 }
 
-/** Block number of a header. */
-export const numberOf = (header: Header): number => hexToNumber(header.number);
+/** A range to read again as two, apart at `cut`: its answer was cut off silently. */
+export interface Cut {
+  cut: number;
+}
+
+/** A block whose logs the node does not show complete yet, and what it answered: read again after a pause. */
+export interface NotYet {
+  block: number;
+  said: string;
+}
+
+/**
+ * Acts on an answer's verdict: undefined when the answer stands as read; a `Cut` or `NotYet` for its range to be
+ * read again; or the watched logs of a block read whole, when they are to replace the answer's.
+ */
+export async function settle(
+  rpc: RpcClient,
+  watch: Watch,
+  verdict: Verdict,
+  headers: ReadonlyMap<number, Header>,
+  count: number,
+  answer: () => Iterable<unknown[]>,
+): Promise<Cut | NotYet | RawLog[] | undefined> {
+  if (verdict.kind === "complete") return undefined;
+  if (verdict.kind === "cut") return { cut: verdict.at };
+  // A block whose every log is watched shows its answer whole by the answer's own bloom.
+  if (verdict.kind === "at cap" && makesBloom(headers.get(verdict.block)!, answer())) return undefined;
+  const blocks = verdict.kind === "at cap" ? [verdict.block] : verdict.blocks;
+  for (const number of blocks) {
+    const whole = await readWholeBlock(rpc, headers.get(number)!);
+    if ("incomplete" in whole) {
+      const why = verdict.kind === "at cap" ? `its answer stopped at ${count} logs, a known cap, and ` : "";
+      return { block: number, said: `${why}${whole.incomplete}` };
+    }
+    const watched = whole.logs.filter((log) => watch.matches(log));
+    if (verdict.kind === "at cap") return watched.length === count ? undefined : watched;
+    // A bloom's false positive holds no watched log; one that does was missed by the range's answer.
+    if (watched.length > 0) {
+      return { block: number, said: `the range's answer left out ${watched.length} logs the block holds` };
+    }
+  }
+  return undefined;
+}
+
+/**
+ * Waits on a block the node does not show complete yet (a lagging backend, a header not there yet): its range is
+ * read again after a pause that grows (250 ms doubling to 10 s), until the budget is spent; then the run stops,
+ * naming the block, what the node answered and the last block the index holds complete.
+ */
+export class LagWait {
+  private lagging: { block: number; since: number; reads: number } | undefined;
+
+  constructor(
+    private readonly origin: string,
+    private readonly budgetMs: number,
+    private readonly notice: ((message: string) => void) | undefined,
+    private readonly signal: AbortSignal | undefined,
+  ) {}
+
+  async wait(block: number, said: string, lastComplete: () => Promise<number>): Promise<void> {
+    const now = Date.now();
+    if (this.lagging?.block !== block) this.lagging = { block, since: now, reads: 0 };
+    const lagging = this.lagging;
+    lagging.reads++;
+    const waited = now - lagging.since;
+    if (waited >= this.budgetMs) {
+      const upTo = await lastComplete();
+      throw new ChainmailError(
+        "UPSTREAM_BAD_RESPONSE",
+        `The JSON-RPC node at ${this.origin} has not shown the logs of block ${block} complete in ${seconds(waited)} (${lagging.reads} reads): ${said}. The index stops there, complete up to block ${upTo}.`,
+        {
+          hint: "A load-balanced endpoint may answer from a backend behind the head it announces: run again later, keep a few blocks behind the head (--safe-depth), use another endpoint, or allow a longer wait (INDEX_RPC_LAG_BUDGET_MS).",
+          details: { upstream: RPC_UPSTREAM, block, last_block: upTo, provider_said: said, waited_ms: waited },
+        },
+      );
+    }
+    if (lagging.reads === 1 || lagging.reads % 10 === 0) {
+      this.notice?.(`block ${block} is not complete at ${this.origin} yet (${said}): reading it again`);
+    }
+    const pause = Math.min(10_000, 250 * 2 ** Math.min(6, lagging.reads - 1), this.budgetMs - waited);
+    await sleep(pause, undefined, this.signal ? { signal: this.signal } : undefined);
+  }
+
+  /** A range was committed: whatever lagged is complete now. */
+  complete(): void {
+    this.lagging = undefined;
+  }
+}

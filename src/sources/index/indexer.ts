@@ -22,12 +22,13 @@ import { ChainmailError } from "../../core/errors.js";
 import type { WriterLock } from "../../db/database.js";
 import {
   blocksToCheck,
+  type Cut,
   type Header,
   judge,
   KNOWN_CAPS,
-  makesBloom,
-  readWholeBlock,
-  type Verdict,
+  LagWait,
+  type NotYet,
+  settle,
   Watch,
 } from "./completeness.js";
 import {
@@ -44,7 +45,6 @@ import { rangeRefusal } from "./provider-errors.js";
 import { LOGS_PER_RANGE, RangeSizer } from "./range-sizer.js";
 import type { ResultSlices } from "./result-slices.js";
 import { hexToNumber, RangeTooSlow, RPC_UPSTREAM, RpcAnswerTooLarge, RpcClient, RpcError, toHex } from "./rpc.js";
-import { seconds } from "./rpc-retry.js";
 import { type ActivityRow, type Checkpoint, IndexStore, type PriceAnswer } from "./store.js";
 import { MAINNET_SEAPORTS, type TransactionInfo, type Venue, type VenueTable, venueTable } from "./venues/index.js";
 
@@ -147,15 +147,6 @@ const DENSE_END = Symbol("dense end");
  * address or topic, 2040 bits are about 3,500 distinct ones (a few hundred logs leave most of the bloom clear).
  */
 const DENSE_BLOOM_BITS = 2040;
-/** A range that must be read again as two, apart at `at`: an answer cut off silently. */
-interface Cut {
-  cut: number;
-}
-/** A block whose logs the node does not show complete yet: the range is read again after a pause. */
-interface NotYet {
-  block: number;
-  said: string;
-}
 type ReadOutcome = ReadRange | typeof REFUSED | typeof DENSE_END | Cut | NotYet | undefined;
 
 /** One range read (possibly ahead of the commit cursor), ready to commit. */
@@ -249,8 +240,8 @@ class Indexer {
   private readonly watch: Watch;
   private readonly topics: string[];
   private readonly addresses: string[] | undefined;
-  /** A block whose logs have not shown complete since `since`: how long the node has lagged. */
-  private lagging: { block: number; since: number; reads: number } | undefined;
+  /** Waits on blocks the node does not show complete yet (completeness.ts). */
+  private readonly lag: LagWait;
   private readonly concurrency: number;
   private readonly decimals = new Map<string, Promise<number>>();
   private written = 0;
@@ -260,7 +251,6 @@ class Indexer {
   /** Ranges in a row whose logs and headers disagreed. */
   private inconsistent = 0;
   private feedDecimals = 8;
-  private readonly lagBudgetMs: number;
 
   constructor(
     private readonly options: IndexChainOptions,
@@ -293,7 +283,7 @@ class Indexer {
       onNotice: options.onNotice,
       signal: options.signal,
     });
-    this.lagBudgetMs = config.indexRpc.lagBudgetMs;
+    this.lag = new LagWait(this.rpc.origin, config.indexRpc.lagBudgetMs, options.onNotice, options.signal);
   }
 
   async run(): Promise<IndexChainResult> {
@@ -362,25 +352,33 @@ class Indexer {
     const [tip] = await this.store.checkpoints(Number.MAX_SAFE_INTEGER, 1);
     if (!tip) return false;
     const header = await this.rpc.call<Header | null>("eth_getBlockByNumber", [toHex(tip.number), false]);
-    if (header?.hash.toLowerCase() === tip.hash) return false;
-    await this.rollBack(tip.number);
-    return true;
+    // No header is "not there yet" (a lagging backend), which says nothing of a reorg.
+    if (!header || header.hash.toLowerCase() === tip.hash) return false;
+    return this.rollBack(tip.number);
   }
 
-  /** Walks stored hashes back from `below` to the newest one still on the chain and deletes what is above it. */
-  private async rollBack(below: number): Promise<void> {
+  /**
+   * Walks stored hashes back from `below` to the newest one still on the chain and deletes what is above it; false
+   * (nothing deleted) when the node has no header for a block on the way yet: it is looked at again later.
+   */
+  private async rollBack(below: number): Promise<boolean> {
     let from = below;
     for (;;) {
       const stored = await this.store.checkpoints(from, HEADER_BATCH);
       if (stored.length === 0) {
         await this.store.rollbackTo(Number((await this.store.getMeta("first_block")) ?? "0") - 1);
-        return;
+        return true;
       }
       const headers = await this.headers(stored.map((c) => c.number));
-      const ancestor = stored.find((c) => headers.get(c.number)?.hash.toLowerCase() === c.hash);
-      if (ancestor) {
-        await this.store.rollbackTo(ancestor.number);
-        return;
+      const ancestor = stored.findIndex((c) => headers.get(c.number)?.hash.toLowerCase() === c.hash);
+      const unknown = stored.slice(0, ancestor < 0 ? stored.length : ancestor).find((c) => !headers.has(c.number));
+      if (unknown) {
+        await this.lag.wait(unknown.number, "it answered null for the block's header", async () => below);
+        return false;
+      }
+      if (ancestor >= 0) {
+        await this.store.rollbackTo(stored[ancestor]!.number);
+        return true;
       }
       from = stored[stored.length - 1]!.number - 1;
     }
@@ -443,9 +441,9 @@ class Indexer {
           });
           continue;
         }
-        if ("said" in range) return this.notComplete(range);
+        if ("said" in range) return this.lag.wait(range.block, range.said, async () => (await this.nextBlock()) - 1);
         this.inconsistent = 0;
-        this.lagging = undefined;
+        this.lag.complete();
         // The next reads start while this range commits: it holds its records now, no longer its logs.
         fill();
         if (!(await this.commit(range))) return;
@@ -470,35 +468,6 @@ class Indexer {
       );
     }
     await sleep(100 * this.inconsistent, undefined, this.options.signal ? { signal: this.options.signal } : undefined);
-  }
-
-  /**
-   * A block's logs are not complete yet (a lagging backend, a header not there yet): the range is read again after
-   * a pause that grows, until the lag budget is spent; then the run stops, naming the block. Nothing past the block
-   * before it has been committed.
-   */
-  private async notComplete({ block, said }: NotYet): Promise<void> {
-    const now = Date.now();
-    if (this.lagging?.block !== block) this.lagging = { block, since: now, reads: 0 };
-    const lagging = this.lagging;
-    lagging.reads++;
-    const waited = now - lagging.since;
-    if (waited >= this.lagBudgetMs) {
-      const upTo = (await this.nextBlock()) - 1;
-      throw new ChainmailError(
-        "UPSTREAM_BAD_RESPONSE",
-        `The JSON-RPC node at ${this.rpc.origin} has not shown the logs of block ${block} complete in ${seconds(waited)} (${lagging.reads} reads): ${said}. The index stops there, complete up to block ${upTo}.`,
-        {
-          hint: "A load-balanced endpoint may answer from a backend behind the head it announces: run again later, keep a few blocks behind the head (--safe-depth), use another endpoint, or allow a longer wait (INDEX_RPC_LAG_BUDGET_MS).",
-          details: { upstream: RPC_UPSTREAM, block, last_block: upTo, provider_said: said, waited_ms: waited },
-        },
-      );
-    }
-    if (lagging.reads === 1 || lagging.reads % 10 === 0) {
-      this.options.onNotice?.(`block ${block} is not complete at ${this.rpc.origin} yet (${said}): reading it again`);
-    }
-    const pause = Math.min(10_000, 250 * 2 ** Math.min(6, lagging.reads - 1), this.lagBudgetMs - waited);
-    await sleep(pause, undefined, this.options.signal ? { signal: this.options.signal } : undefined);
   }
 
   /**
@@ -542,7 +511,8 @@ class Indexer {
     // Logs of another block than the header names for their number: a reorg under the read, handled as one.
     if (!consistent) return undefined;
     const verdict = judge(shape, headers, this.watch, head, this.sizer.suspectCounts(KNOWN_CAPS));
-    const settled = await this.settle(verdict, headers, decoded.logs, () => answer.slices(LOG_SLICE));
+    const settled = await settle(this.rpc, this.watch, verdict, headers, decoded.logs, () => answer.slices(LOG_SLICE));
+    if (settled && "cut" in settled) this.sizer.cutAt(decoded.logs);
     if (settled && !Array.isArray(settled)) return settled;
     if (settled) decoded = await this.decodeAnswer(() => [settled]);
     // Records are decoded before the headers are read: their block's timestamp goes in now.
@@ -557,40 +527,6 @@ class Indexer {
     }
     const { records, answers, unpriced, unknownLogs } = decoded;
     return { from, to, headers, records, answers, unpriced, unknownLogs };
-  }
-
-  /**
-   * Acts on an answer's verdict (completeness.ts): undefined when it stands as read; a `Cut` or `NotYet` for the
-   * range to be read again; or the logs a block read whole holds, when they are to replace the answer's.
-   */
-  private async settle(
-    verdict: Verdict,
-    headers: Map<number, Header>,
-    count: number,
-    answer: () => Iterable<unknown[]>,
-  ): Promise<Cut | NotYet | RawLog[] | undefined> {
-    if (verdict.kind === "complete") return undefined;
-    if (verdict.kind === "cut") {
-      this.sizer.cutAt(count);
-      return { cut: verdict.at };
-    }
-    // A block whose every log is watched shows its answer whole by the answer's own bloom.
-    if (verdict.kind === "at cap" && makesBloom(headers.get(verdict.block)!, answer())) return undefined;
-    const blocks = verdict.kind === "at cap" ? [verdict.block] : verdict.blocks;
-    for (const number of blocks) {
-      const whole = await readWholeBlock(this.rpc, headers.get(number)!);
-      if ("incomplete" in whole) {
-        const why = verdict.kind === "at cap" ? `its answer stopped at ${count} logs, a known cap, and ` : "";
-        return { block: number, said: `${why}${whole.incomplete}` };
-      }
-      const watched = whole.logs.filter((log) => this.watch.matches(log));
-      if (verdict.kind === "at cap") return watched.length === count ? undefined : watched;
-      // A bloom's false positive holds no watched log; one that does was missed by the range's answer.
-      if (watched.length > 0) {
-        return { block: number, said: `the range's answer left out ${watched.length} logs the block holds` };
-      }
-    }
-    return undefined;
   }
 
   /** An `eth_getLogs` answer decoded, in chain order whatever order the node answered in. */
