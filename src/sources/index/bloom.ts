@@ -168,16 +168,18 @@ export class BloomBuilder {
   private readonly bytes = new Uint8Array(256);
   private readonly seen = new Set<string>();
 
-  add(item: string): void {
+  add(item: unknown): void {
+    if (typeof item !== "string") return;
     const key = item.toLowerCase();
     if (this.seen.has(key)) return;
     this.seen.add(key);
     for (const bit of bloomBits(key)) this.bytes[255 - (bit >> 3)]! |= 1 << (bit & 7);
   }
 
-  addLog(log: { address: string; topics: readonly string[] }): void {
+  /** A log's address and topics (a node's answer: anything not a string adds nothing, and so fails the check). */
+  addLog(log: { address?: unknown; topics?: unknown }): void {
     this.add(log.address);
-    for (const topic of log.topics) this.add(topic);
+    if (Array.isArray(log.topics)) for (const topic of log.topics) this.add(topic);
   }
 
   /** The bloom as a node writes it, lower case. */

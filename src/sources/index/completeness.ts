@@ -66,9 +66,9 @@ export class Watch {
 
   /** Whether `eth_getLogs` with the index's filter would answer this log. */
   matches(log: RawLog): boolean {
-    const topic = log.topics[0]?.toLowerCase();
-    if (topic === undefined || !this.topicSet.has(topic)) return false;
-    return !this.addressSet || this.addressSet.has(log.address.toLowerCase());
+    const topic: unknown = Array.isArray(log.topics) ? log.topics[0] : undefined;
+    if (typeof topic !== "string" || !this.topicSet.has(topic.toLowerCase())) return false;
+    return !this.addressSet || (typeof log.address === "string" && this.addressSet.has(log.address.toLowerCase()));
   }
 }
 
@@ -166,7 +166,7 @@ export async function readWholeBlock(rpc: RpcClient, header: Header): Promise<Wh
   const bloom = new BloomBuilder();
   const hash = header.hash.toLowerCase();
   for (const log of logs) {
-    if (log.blockHash?.toLowerCase() !== hash) {
+    if (typeof log.blockHash !== "string" || log.blockHash.toLowerCase() !== hash) {
       return { incomplete: `asked by block hash, it answered a log of block ${log.blockHash}` };
     }
     bloom.addLog(log);

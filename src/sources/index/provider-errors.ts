@@ -45,16 +45,18 @@ export function rangeRefusal(
   from: number,
   size: number,
 ): RangeRefusal | undefined {
-  if (isThrottling(error.code, error.message)) return undefined;
-  const sized = SIZE_CODES.has(error.code) || error.status === 413 || RANGE_WORDS.test(error.message);
+  const message = bounded(error.message);
+  if (isThrottling(error.code, message)) return undefined;
+  const sized = SIZE_CODES.has(error.code) || error.status === 413 || RANGE_WORDS.test(message);
   if (!sized) return undefined;
-  const suggested = suggestedBlocks(error.message, from) ?? dataRange(error.data, from);
+  const suggested = suggestedBlocks(message, from) ?? dataRange(error.data, from);
   // A suggestion no smaller than what was refused (reth can name the refused range itself) says nothing.
   return { blocks: suggested !== undefined && suggested < size ? suggested : undefined };
 }
 
 /** The size in blocks a refusal's words name, if any: a working range from `from`, or a stated cap. */
-export function suggestedBlocks(message: string, from: number): number | undefined {
+export function suggestedBlocks(text: string, from: number): number | undefined {
+  const message = bounded(text);
   // "[0x10, 0x1f]" (Alchemy, Infura, zkSync) or "retry with the range 25766988-25775072" (reth).
   const pair =
     /\[\s*(0x[0-9a-f]+)\s*,\s*(0x[0-9a-f]+)\s*\]/i.exec(message) ?? /range\s+(\d+)\s*-\s*(\d+)/i.exec(message);
@@ -87,6 +89,11 @@ export function suggestedBlocks(message: string, from: number): number | undefin
   return undefined;
 }
 
+/** A provider's message is read only as far as any real one goes: the patterns then stay linear in its length. */
+function bounded(message: unknown): string {
+  return typeof message === "string" ? message.slice(0, 1_000) : "";
+}
+
 /** "10,000" → 10000, "2K" → 2000; undefined unless a positive safe integer. */
 function parseCount(text: string): number | undefined {
   const thousands = /k$/i.test(text);
@@ -106,7 +113,7 @@ const THROTTLE_WORDS =
 
 /** Whether a JSON-RPC error object is throttling (Alchemy's per-item 429, Infura's -32005 rate limit…). */
 export function isThrottling(code: number, message: string): boolean {
-  return code === 429 || code === -32029 || THROTTLE_WORDS.test(message);
+  return code === 429 || code === -32029 || THROTTLE_WORDS.test(bounded(message));
 }
 
 /**
@@ -116,10 +123,10 @@ export function isThrottling(code: number, message: string): boolean {
 export function isBatchRefusal(status: number, error: { code: number; message: string } | undefined): boolean {
   if (status === 413 || status === 400) return true;
   if (!error) return false;
-  return error.code === -32600 || /batch/i.test(error.message);
+  return error.code === -32600 || /batch/i.test(bounded(error.message));
 }
 
 /** Whether an error says the node does not have a block (yet): a lagging backend asked by block hash. */
 export function isUnknownBlock(message: string): boolean {
-  return /unknown block|block not found|header not found|cannot find block|missing block/i.test(message);
+  return /unknown block|block not found|header not found|cannot find block|missing block/i.test(bounded(message));
 }
