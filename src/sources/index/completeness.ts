@@ -84,7 +84,7 @@ export interface AnswerShape {
 
 export type Verdict =
   | { kind: "complete" }
-  /** Cut off: read again from `at` (the last block it reached) on, apart from the blocks before it. */
+  /** Cut off: read again as the blocks before `at` and those from `at` on (`at` is never the range's first). */
   | { kind: "cut"; at: number }
   /** One block whose answer sits at a cap: only reading it whole tells. */
   | { kind: "at cap"; block: number }
@@ -110,16 +110,15 @@ export function judge(
   suspectCounts: ReadonlySet<number>,
 ): Verdict {
   const last = lastBlock(shape);
+  // Read again from the last block it reached, or, when that is the first, as the first block apart from the rest.
+  const cut = { kind: "cut", at: Math.max(last, shape.from + 1) } as const;
   if (shape.logs >= CUT_FLOOR && last < shape.to) {
     for (let n = last + 1; n <= shape.to; n++) {
       const header = headers.get(n);
-      if (header && watch.mayHold(header)) return { kind: "cut", at: last };
+      if (header && watch.mayHold(header)) return cut;
     }
   }
-  if (suspectCounts.has(shape.logs)) {
-    if (last > shape.from) return { kind: "cut", at: last };
-    return { kind: "at cap", block: last };
-  }
+  if (suspectCounts.has(shape.logs)) return shape.to > shape.from ? cut : { kind: "at cap", block: last };
   const suspects: number[] = [];
   for (let n = Math.max(shape.from, head - HEAD_CHECK_DEPTH + 1); n <= shape.to; n++) {
     const header = headers.get(n);
