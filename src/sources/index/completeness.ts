@@ -56,10 +56,14 @@ export class Watch {
     this.addressBits = this.addressSet ? [...this.addressSet].map(bloomBits) : undefined;
   }
 
-  /** Whether a block may hold a watched log; true when its header carries no usable bloom. */
+  /**
+   * Whether a block may hold a watched log. False when its header carries no usable bloom (some nodes leave it
+   * out): such a block cannot be checked, and reading every block near the head whole instead would double the
+   * calls of every provider that omits blooms.
+   */
   mayHold(header: Header): boolean {
     const bloom = header.logsBloom;
-    if (!isBloom(bloom)) return true;
+    if (!isBloom(bloom)) return false;
     if (!this.topicBits.some((bits) => bloomHas(bloom, bits))) return false;
     return !this.addressBits || this.addressBits.some((bits) => bloomHas(bloom, bits));
   }
