@@ -20,7 +20,7 @@ import { type BloomBits, BloomBuilder, bloomBits, bloomHas, isBloom } from "./bl
 import type { RawLog } from "./decode.js";
 import { isUnknownBlock } from "./provider-errors.js";
 import type { ResultSlices } from "./result-slices.js";
-import { hexToNumber, RPC_UPSTREAM, type RpcClient, RpcError } from "./rpc.js";
+import { RPC_UPSTREAM, type RpcClient, RpcError } from "./rpc.js";
 import { seconds } from "./rpc-retry.js";
 
 /**
