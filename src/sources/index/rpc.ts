@@ -213,7 +213,8 @@ export class RpcClient {
         try {
           return this.resultOf(reply, calls[i]!.method, status);
         } catch (err) {
-          if (err instanceof Retryable && calls.length > 1) return err;
+          // A throttled item is asked again alone; any other failure fails the request (retried as a whole, boundedly).
+          if (err instanceof Retryable && err.kind === "throttle" && calls.length > 1) return err;
           throw err;
         }
       });
