@@ -4,7 +4,9 @@
  * Every node is a plain object; `runNode(node, input)` validates, runs and resolves to the output object keyed
  * by the ports that fired. `pages`/`records` walk every page of a retriever.
  */
+
 import type { IndexChainOptions, IndexChainResult } from "./sources/index/indexer.js";
+import { closeNftSources } from "./sources/index.js";
 
 export { type Config, loadConfig, type RetryPolicy } from "./core/config.js";
 export {
@@ -52,6 +54,15 @@ export async function watch(options: import("./watch/watch.js").WatchOptions) {
 /** What the next poll of a watch would send, without writing or sending (`chainmail watch --dry-run`). */
 export async function previewWatch(options: Omit<import("./watch/watch.js").WatchOptions, "once" | "logger">) {
   return (await import("./watch/watch.js")).previewWatch(options);
+}
+
+/**
+ * Closes what runs left open for the next one: the own index's database connections (NFT_SOURCE=index). Call it
+ * when done with the nodes, e.g. before a program or a test ends; a later run opens them again. Not needed for a
+ * process to exit: idle connections never keep it alive.
+ */
+export async function close(): Promise<void> {
+  await closeNftSources();
 }
 
 /** Builds and follows the own index (`NFT_SOURCE=index`); loads the SQLite driver only when called. */

@@ -18,6 +18,8 @@ export interface CliResult {
   code: number | null;
   stdout: string;
   stderr: string;
+  /** Set when the process had not exited within `timeoutMs` and was killed. */
+  timedOut?: boolean;
 }
 
 /** The built command line (`npm test` builds it first). */
@@ -30,7 +32,7 @@ export const CLI = join(import.meta.dirname, "..", "dist", "cli", "main.js");
  */
 export function runCli(
   args: string[],
-  options: { env?: Record<string, string>; stdin?: string; preload?: string[] } = {},
+  options: { env?: Record<string, string>; stdin?: string; preload?: string[]; timeoutMs?: number } = {},
 ): Promise<CliResult> {
   return new Promise((resolve, reject) => {
     const imports = (options.preload ?? []).flatMap((file) => ["--import", pathToFileURL(file).href]);
@@ -46,8 +48,19 @@ export function runCli(
     child.stderr.setEncoding("utf8").on("data", (d: string) => {
       stderr += d;
     });
+    let timedOut = false;
+    const timer =
+      options.timeoutMs === undefined
+        ? undefined
+        : setTimeout(() => {
+            timedOut = true;
+            child.kill("SIGKILL");
+          }, options.timeoutMs);
     child.on("error", reject);
-    child.on("close", (code) => resolve({ code, stdout, stderr }));
+    child.on("close", (code) => {
+      clearTimeout(timer);
+      resolve({ code, stdout, stderr, ...(timedOut ? { timedOut } : {}) });
+    });
     child.stdin.end(options.stdin ?? "");
   });
 }

@@ -101,7 +101,15 @@ class PostgresDatabase implements Database {
 
   constructor(url: string) {
     this.target = displayTarget(url);
-    this.pool = new pg.Pool({ connectionString: url, types, max: 10, idleTimeoutMillis: 30_000 });
+    // Idle connections do not keep the process alive: a command or a library call that is done exits at once
+    // instead of waiting out the idle timeout (`close()` ends them at once too).
+    this.pool = new pg.Pool({
+      connectionString: url,
+      types,
+      max: 10,
+      idleTimeoutMillis: 30_000,
+      allowExitOnIdle: true,
+    });
     // An idle connection that breaks (server restart) is dropped from the pool; the next query reconnects.
     this.pool.on("error", () => {});
     this.statements = new PostgresStatements(() => this.pool, this.target);

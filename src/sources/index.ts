@@ -6,6 +6,9 @@ import { nftportSource } from "./nftport/client.js";
 import { MAX_PAGE_SIZE as OPENSEA_MAX_PAGE_SIZE, openseaSource } from "./opensea/source.js";
 import type { NftSource } from "./types.js";
 
+/** The own index's module, once a run has used it: what `closeNftSources` has to close. */
+let indexModule: Promise<typeof import("./index/source.js")> | undefined;
+
 export async function resolveNftSource(config: Config): Promise<NftSource> {
   switch (config.nftSource) {
     case "nftport":
@@ -15,8 +18,8 @@ export async function resolveNftSource(config: Config): Promise<NftSource> {
     case "index":
     case "index+opensea": {
       // Loaded on demand: the index brings a native SQLite driver that NFTPort and OpenSea users never need.
-      const { indexSource } = await import("./index/source.js");
-      const index = await indexSource(config);
+      indexModule ??= import("./index/source.js");
+      const index = await (await indexModule).indexSource(config);
       return config.nftSource === "index" ? index : indexWithOpenSea(index, openseaSource);
     }
   }
@@ -70,4 +73,9 @@ export function indexWithOpenSea(index: NftSource, opensea: NftSource): NftSourc
     transactionsByToken: (query, params, ctx) => index.transactionsByToken(query, params, ctx),
     transactionsOnChain: (query, params, ctx) => index.transactionsOnChain(query, params, ctx),
   };
+}
+
+/** Closes the databases the sources opened (the own index's connections); the next run opens them again. */
+export async function closeNftSources(): Promise<void> {
+  if (indexModule) await (await indexModule).closeIndexSources();
 }

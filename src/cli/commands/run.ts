@@ -36,15 +36,21 @@ export function registerRun(program: Command): void {
       const paging = options.all || limit !== undefined;
       if (paging && node.successPort !== "data")
         throw new UsageError(`--all and --limit apply to the retrievers, not ${id}`);
-      if (!paging) {
-        const { runNode } = await import("../../core/node.js");
-        const output = await runNode(node, input);
-        await printJson(output);
-        // A partly failed email batch fires both `messages sent` and `error`: that is a failure (exit 1).
-        process.exitCode = node.successPort in output && output.error === undefined ? EXIT.OK : EXIT.ERROR;
-        return;
+      const { closeNftSources } = await import("../../sources/index.js");
+      try {
+        if (!paging) {
+          const { runNode } = await import("../../core/node.js");
+          const output = await runNode(node, input);
+          await printJson(output);
+          // A partly failed email batch fires both `messages sent` and `error`: that is a failure (exit 1).
+          process.exitCode = node.successPort in output && output.error === undefined ? EXIT.OK : EXIT.ERROR;
+          return;
+        }
+        process.exitCode = await runAllPages(node, input as Record<string, unknown>, limit);
+      } finally {
+        // The index's connections end with the run, so the process exits as soon as it has printed.
+        await closeNftSources();
       }
-      process.exitCode = await runAllPages(node, input as Record<string, unknown>, limit);
     });
 }
 

@@ -77,6 +77,7 @@ export function registerWatch(program: Command): void {
         process.exitCode = EXIT.ERROR;
       } finally {
         process.off("SIGINT", onSignal).off("SIGTERM", onSignal).off("SIGHUP", onSignal);
+        await (await import("../../sources/index.js")).closeNftSources();
       }
     });
 }
