@@ -142,6 +142,12 @@ describe("reorgs", () => {
     });
     const config = loadConfig({ NFT_SOURCE: "index", INDEX_DB: db });
     try {
+      // Readers never create the index: until the indexer has, they are told there is none.
+      await until(async () => {
+        const out = await runNode(nftTransactionsOnChain, { query: { page_size: 5 }, params: {} }, { config });
+        if (out.error) expect(out.error.details).toMatchObject({ code: "storage_error", index: "missing" });
+        return out.error === undefined;
+      }, "the indexer to create the index");
       for (let i = 0; i < 20; i++) {
         if (i % 4 === 0) await erc721Transfer(anvil, NFT, ALICE, BOB, 1);
         const out = await runNode(nftTransactionsOnChain, { query: { page_size: 5 }, params: {} }, { config });

@@ -15,6 +15,7 @@ import { type AnyNode, runNode } from "../src/core/node.js";
 import { records } from "../src/core/paginate.js";
 import { emailSend, nftTransactionsByToken, nftTransactionsOnChain } from "../src/nodes/index.js";
 import { closeIndexSources } from "../src/sources/index/source.js";
+import { IndexStore } from "../src/sources/index/store.js";
 import { testConfig } from "./helpers.js";
 import { API_KEY, type MailjetServer, SECRET_KEY, startMailjet } from "./upstreams/mailjet.js";
 import { type NftportServer, startNftport, VALID_KEY } from "./upstreams/nftport.js";
@@ -315,7 +316,9 @@ describe("integer bounds and exact digits in URLs", () => {
   it("the own index takes block bounds beyond 2^53 (none exists there): an empty page, not an error", async () => {
     const dir = mkdtempSync(join(tmpdir(), "chainmail-uint64-"));
     try {
-      const index = testConfig({ NFT_SOURCE: "index", INDEX_DB: join(dir, "index.sqlite") });
+      const db = join(dir, "index.sqlite");
+      await (await IndexStore.open(db)).close(); // an index built, with nothing in it
+      const index = testConfig({ NFT_SOURCE: "index", INDEX_DB: db });
       const input = { query: { from_block: 2n ** 60n, to_block: 2n ** 64n - 1n }, params: {} };
       const out = await runNode(nftTransactionsOnChain, input, { config: index });
       expect(out.error).toBeUndefined();

@@ -82,11 +82,20 @@ export function displayTarget(target: string): string {
   }
 }
 
+export interface OpenOptions {
+  /**
+   * Whether opening may create or change the database (default true, for writers). `false` is for readers: an
+   * SQLite file must exist already, its directory is not made and its journal mode is left as it is; opening a
+   * PostgreSQL database changes nothing either way.
+   */
+  create?: boolean;
+}
+
 /** Opens the database a setting names: `postgres://…` / `postgresql://…` is PostgreSQL, anything else a file. */
-export async function openDatabase(target: string): Promise<Database> {
+export async function openDatabase(target: string, options: OpenOptions = {}): Promise<Database> {
   // Each driver is loaded only when used: an SQLite user never loads pg, and the other way round.
   if (isPostgresUrl(target)) return (await import("./postgres.js")).openPostgres(target);
-  return (await import("./sqlite.js")).openSqlite(target);
+  return (await import("./sqlite.js")).openSqlite(target, options);
 }
 
 /** A database failure as the `storage_error` every caller reports. */

@@ -91,7 +91,8 @@ export async function migrate(db: Database, module: string, dir?: URL): Promise<
   });
 }
 
-async function appliedVersion(sql: Sql, module: string): Promise<number> {
+/** The last version of `module` applied to this database: 0 when none ever was (nothing of it exists there). */
+export async function appliedVersion(sql: Sql, module: string): Promise<number> {
   try {
     const [row] = await sql.query<{ version: number | null }>(
       "SELECT max(version) AS version FROM schema_migrations WHERE module = $1",
@@ -100,7 +101,11 @@ async function appliedVersion(sql: Sql, module: string): Promise<number> {
     return Number(row?.version ?? 0);
   } catch (err) {
     // No table yet: nothing applied. Anything else is a real failure.
-    if (/no such table|does not exist/i.test(err instanceof Error ? err.message : "")) return 0;
+    if (isMissingTable(err)) return 0;
     throw err;
   }
 }
+
+/** Whether a statement failed because a table it names does not exist (both engines' wording). */
+export const isMissingTable = (err: unknown): boolean =>
+  /no such table|does not exist/i.test(err instanceof Error ? err.message : "");

@@ -15,6 +15,7 @@ import {
   identifier,
   type LockOptions,
   type OnConflict,
+  type OpenOptions,
   type Row,
   Serial,
   type Sql,
@@ -52,23 +53,25 @@ async function whenFree<T>(work: () => T): Promise<T> {
 }
 
 /**
- * Opens (creating) the file. Setting WAL mode can find the file busy while another process commits, notably its
- * migrations: retried like any statement rather than refused.
+ * Opens the file, creating it unless `create` is false. Setting WAL mode can find the file busy while another
+ * process commits, notably its migrations: retried like any statement rather than refused.
  */
-export async function openSqlite(path: string): Promise<Database> {
-  return new SqliteDatabase(path, await whenFree(() => connect(path)));
+export async function openSqlite(path: string, options: OpenOptions = {}): Promise<Database> {
+  const create = options.create ?? true;
+  return new SqliteDatabase(path, await whenFree(() => connect(path, create)));
 }
 
-function connect(path: string): Connection {
+function connect(path: string, create: boolean): Connection {
   let connection: Connection | undefined;
   try {
-    if (path !== ":memory:") mkdirSync(dirname(path), { recursive: true });
-    connection = new BetterSqlite3(path);
+    if (create && path !== ":memory:") mkdirSync(dirname(path), { recursive: true });
+    connection = new BetterSqlite3(path, { fileMustExist: !create });
     // SQLite's own busy wait would block the event loop (and with it a writer in this same process): never
     // wait inside SQLite; `whenFree` retries asynchronously instead.
     connection.pragma("busy_timeout = 0");
-    // WAL: one process writes while others read, neither blocking the other.
-    connection.pragma("journal_mode = WAL");
+    // WAL: one process writes while others read, neither blocking the other. A database the writer made is WAL
+    // already (the mode is kept in the file); a reader leaves any other file as it found it.
+    if (create) connection.pragma("journal_mode = WAL");
     connection.pragma("synchronous = NORMAL");
     return connection;
   } catch (err) {

@@ -115,7 +115,7 @@ const firstRecord = async (rule: Rule, query: Record<string, unknown>, ctx: Foll
 
 /**
  * Where a rule starts: records at or before the returned position are never mailed. Undefined while it cannot be
- * known yet: an own index that no writer has filled or seen the chain with.
+ * known yet: an own index that no writer has built, filled or seen the chain with.
  *
  * - `start_block`: the block before it (rows without a block: those dated after now).
  * - The own index (alone, or with OpenSea's order book): the chain head its writer last saw (`head_block`), or its
@@ -128,8 +128,17 @@ export async function findFloor(rule: Rule, ctx: FollowContext): Promise<Positio
   const now = new Date().toISOString().slice(0, 19);
   if (rule.start_block !== undefined) return { block: rule.start_block - 1, date: now };
   if (ctx.source === "index" || ctx.source === "index+opensea") {
-    const { indexStatus } = await import("../sources/index/source.js");
-    const { headBlock, lastBlock } = await indexStatus(ctx.config);
+    const [{ indexStatus }, { isMissingIndex }] = await Promise.all([
+      import("../sources/index/source.js"),
+      import("../sources/index/store.js"),
+    ]);
+    // No index at all yet (its writer is starting) is the same as one that has not seen the chain.
+    const status = await indexStatus(ctx.config).catch((err: unknown) => {
+      if (isMissingIndex(err)) return undefined;
+      throw err;
+    });
+    if (!status) return undefined;
+    const { headBlock, lastBlock } = status;
     const known = [headBlock, lastBlock].filter((b): b is number => b !== null);
     return known.length ? { block: Math.max(...known), date: now } : undefined;
   }

@@ -24,11 +24,14 @@ const ON_CHAIN_KINDS = ["transfer", "mint", "burn", "sale"] as const;
 
 const stores = new Map<string, Promise<IndexStore>>();
 
-/** One open store (SQLite connection or PostgreSQL pool) per index, shared by every request of the process. */
+/**
+ * One open store (SQLite connection or PostgreSQL pool) per index, shared by every request of the process. Only
+ * opened to read: a database without an index is refused, never given one (that is `chainmail index`'s job).
+ */
 function storeFor(target: string): Promise<IndexStore> {
   let store = stores.get(target);
   if (!store) {
-    store = IndexStore.open(target);
+    store = IndexStore.openForReading(target);
     stores.set(target, store);
     // A failed open is not cached: the next request tries again (the database may be starting).
     store.catch(() => stores.delete(target));

@@ -4,7 +4,10 @@
  * position (block, log index, batch index), so a re-run inserts nothing twice and a reorg rollback is one range
  * delete. The schema lives in `migrations/index/<engine>/`.
  */
-import { type Database, openDatabase, type Row, type Sql } from "../../db/database.js";
+import { existsSync } from "node:fs";
+import { ChainmailError } from "../../core/errors.js";
+import { type Database, displayTarget, isPostgresUrl, openDatabase, type Row, type Sql } from "../../db/database.js";
+import { appliedVersion, isMissingTable } from "../../db/migrate.js";
 import type { Kind } from "./decode.js";
 
 /** One row of `activity`, as stored. */
@@ -116,6 +119,30 @@ export class IndexStore {
   static async open(target: string): Promise<IndexStore> {
     const db = await openDatabase(target);
     try {
+      await db.migrate("index");
+    } catch (err) {
+      await db.close();
+      throw err;
+    }
+    return new IndexStore(db);
+  }
+
+  /**
+   * Opens an index that `chainmail index` built, to read it: nothing is created, and a database that holds no
+   * index is left as it is (throws `storage_error` with `details.index: "missing"`, saying how to build it). An
+   * index an older chainmail wrote is brought up to date, as its writer would.
+   */
+  static async openForReading(target: string): Promise<IndexStore> {
+    if (!isPostgresUrl(target) && !existsSync(target)) throw noIndex(target);
+    const db = await openDatabase(target, { create: false });
+    try {
+      if (!(await holdsIndex(db))) {
+        const [where] =
+          db.engine === "postgres"
+            ? await db.query<{ schema: string | null }>("SELECT current_schema() AS schema")
+            : [];
+        throw noIndex(target, where?.schema);
+      }
       await db.migrate("index");
     } catch (err) {
       await db.close();
@@ -305,3 +332,29 @@ export class IndexStore {
     return Number((await this.getMeta("rows")) ?? 0);
   }
 }
+
+/** Whether `chainmail index` built an index here: its migrations, or the tables of one older than them. */
+async function holdsIndex(db: Database): Promise<boolean> {
+  if ((await appliedVersion(db, "index")) > 0) return true;
+  try {
+    await db.query("SELECT 1 FROM activity LIMIT 1");
+    return true;
+  } catch (err) {
+    if (isMissingTable(err)) return false;
+    throw err;
+  }
+}
+
+/** Reading a database that holds no index: what to run to build one. */
+function noIndex(target: string, schema?: string | null): ChainmailError {
+  const shown = displayTarget(target);
+  const where = schema ? `${shown} (schema ${schema})` : shown;
+  return new ChainmailError("STORAGE_ERROR", `There is no index in ${where}; nothing was read or created.`, {
+    hint: `Build it first with \`chainmail index --rpc <node url> --db ${shown}\`, or set INDEX_DB to the database that command writes.`,
+    details: { db: shown, index: "missing" },
+  });
+}
+
+/** Whether an error is `openForReading` finding no index there (a reader may wait for its writer to build one). */
+export const isMissingIndex = (err: unknown): boolean =>
+  err instanceof ChainmailError && err.details.index === "missing";
