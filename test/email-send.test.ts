@@ -412,6 +412,21 @@ describe("email-send: failures, retries and never twice", () => {
     expect(mj.deliveredTo.get(to)).toBe(1);
   });
 
+  it("an answer that starts at once and then trickles past the timeout: upstream_timeout, delivery unknown, not resent", async () => {
+    const to = addr();
+    const before = mj.requests.length;
+    mj.fault({ deliver: true, trickleMs: 50 });
+    const out = await send({ Messages: [message(to)] }, { MAILJET_TIMEOUT_MS: "300" });
+    expect(out.error?.details.code).toBe("upstream_timeout");
+    expect(out.error?.details.chunks).toEqual([
+      { index: 0, messages: [0, 0], status: "unknown", error_code: "upstream_timeout" },
+    ]);
+    expect(out.error?.error).not.toContain("UNKNOWN");
+    expect(errorCodes(out)).toEqual(["chainmail-delivery-unknown"]);
+    expect(mj.requests.length - before).toBe(1);
+    expect(mj.deliveredTo.get(to)).toBe(1);
+  });
+
   it("never retries a 500 once the request reached the upstream, and keeps its ErrorIdentifier", async () => {
     const to = addr();
     const before = mj.requests.length;

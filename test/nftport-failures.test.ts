@@ -317,6 +317,30 @@ describe("network failures", () => {
     expect(out.error?.error).toContain("200 ms");
   });
 
+  it("an answer that starts at once and then trickles past the timeout: upstream_timeout on every node, not unreachable", async () => {
+    const inputs: [AnyNode, unknown][] = [
+      [nftTransactionsByContract, byContract],
+      [nftTransactionsByToken, { query: { contract_address: CONTRACT_721, token_id: "1" }, params }],
+      [nftTransactionsOnChain, { query: { page_size: 3 }, params }],
+    ];
+    for (const [node, input] of inputs) {
+      upstream.requests.length = 0;
+      upstream.fault({ ...FAULTS.trickle(50), times: MAX_RETRIES + 1 });
+      const out = await run(input, { NFTPORT_TIMEOUT_MS: "200" }, node);
+      expect(upstream.requests).toHaveLength(MAX_RETRIES + 1);
+      expect(out.error?.details).toMatchObject({
+        code: "upstream_timeout",
+        timeout_ms: 200,
+        status: 200,
+        attempts: MAX_RETRIES + 1,
+      });
+      expect(out.error?.error).toMatch(
+        /^NFTPort did not finish its answer within 200 ms \(HTTP 200, \d+ bytes of it came\)/,
+      );
+      expect(out.error?.error).not.toContain("UNKNOWN");
+    }
+  });
+
   it("a slow first answer, then a fast one: the retry succeeds", async () => {
     upstream.fault(FAULTS.slow(1500));
     const out = await run({ query: { page_size: 3 }, params }, { NFTPORT_TIMEOUT_MS: "200" }, nftTransactionsOnChain);

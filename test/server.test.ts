@@ -11,7 +11,7 @@ import { ErrorPayloadSchema } from "../src/schemas/common.js";
 import { type RunningServer, startServer } from "../src/server/index.js";
 import { testConfig } from "./helpers.js";
 import { call, logCapture } from "./server-helpers.js";
-import { type NftportServer, startNftport, VALID_KEY } from "./upstreams/nftport.js";
+import { FAULTS, type NftportServer, startNftport, VALID_KEY } from "./upstreams/nftport.js";
 import { CONTRACT_721, CONTRACT_1155, HUGE_TOKEN, standardDataset } from "./upstreams/nftport-data.js";
 
 const TOKEN = "test-token-0123456789abcdef";
@@ -212,6 +212,18 @@ describe("limits and timeouts", () => {
     });
     expect(res.status).toBe(504);
     expect(res.body.error.details).toMatchObject({ code: "upstream_timeout", timeout_ms: 150 });
+  });
+
+  it("answers 504 when the upstream's answer starts at once but trickles in past the timeout", async () => {
+    const server = await serve({ NFTPORT_TIMEOUT_MS: "150", NFTPORT_MAX_RETRIES: "0" });
+    upstream.fault(FAULTS.trickle(40));
+    const res = await call(`${server.url}${BY_TOKEN}`, "POST", {
+      query: { contract_address: CONTRACT_721, token_id: "1" },
+      params,
+    });
+    expect(res.status).toBe(504);
+    expect(res.body.error.details).toMatchObject({ code: "upstream_timeout", timeout_ms: 150, status: 200 });
+    expect(res.body.error.error).not.toContain("UNKNOWN");
   });
 
   it("answers 504 when the whole request outlasts CHAINMAIL_REQUEST_TIMEOUT_MS", async () => {

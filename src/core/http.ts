@@ -162,11 +162,19 @@ async function attemptOnce(call: HttpCall): Promise<AttemptResult> {
       };
     }
     if (err instanceof AttemptTimeout) {
+      const what =
+        err.status === 0
+          ? `did not answer within ${call.timeoutMs} ms`
+          : `did not finish its answer within ${call.timeoutMs} ms (HTTP ${err.status}, ${err.received} bytes of it came)`;
       return {
         outcome: { kind: "timeout" },
-        error: new ChainmailError("UPSTREAM_TIMEOUT", `${call.upstream} did not answer within ${call.timeoutMs} ms.`, {
+        error: new ChainmailError("UPSTREAM_TIMEOUT", `${call.upstream} ${what}.`, {
           hint: "It may be slow or overloaded; try again later or raise the timeout setting.",
-          details: { upstream: call.upstream, timeout_ms: call.timeoutMs },
+          details: {
+            upstream: call.upstream,
+            timeout_ms: call.timeoutMs,
+            ...(err.status === 0 ? {} : { status: err.status, received_bytes: err.received }),
+          },
         }),
       };
     }
@@ -177,8 +185,15 @@ async function attemptOnce(call: HttpCall): Promise<AttemptResult> {
   }
 }
 
-/** Why an attempt was cut: its time was up. */
-class AttemptTimeout extends Error {}
+/** Why an attempt was cut: its time was up, before the answer began (status 0) or while its body came in. */
+class AttemptTimeout extends Error {
+  constructor(
+    readonly status: number,
+    readonly received: number,
+  ) {
+    super("the attempt's time was up");
+  }
+}
 
 /** An answer that broke off after its status line: the connection failed midway through the body. */
 class CutOffAnswer extends Error {
@@ -221,18 +236,15 @@ function exchange(call: HttpCall): Promise<{ status: number; headers: IncomingHt
         resolve({ status, headers, body: bytes.toString("utf8") });
       }
     };
+    // Settled before the abort: aborting an answer midway reports it as cut off by the network (an answer that
+    // trickles in past the deadline is a timeout, not a broken connection).
     const cancel = (reason: Error) => {
       cancelled = reason;
-      controller?.abort(reason);
-      settle(reason);
-    };
-    // Settled before the abort, which would otherwise report the answer as cut off by the network.
-    const tooLarge = (reason: AnswerTooLarge) => {
       settle(reason);
       controller?.abort(reason);
     };
     const onAbort = () => cancel(new Error("aborted"));
-    const timer = setTimeout(() => cancel(new AttemptTimeout()), call.timeoutMs);
+    const timer = setTimeout(() => cancel(new AttemptTimeout(status, received)), call.timeoutMs);
     if (call.signal?.aborted) return onAbort();
     call.signal?.addEventListener("abort", onAbort);
     const { origin, path } = splitUrl(call.url);
@@ -261,13 +273,13 @@ function exchange(call: HttpCall): Promise<{ status: number; headers: IncomingHt
             headers = responseHeaders;
             const length = Number(responseHeaders["content-length"]);
             if (call.maxBodyBytes !== undefined && length > call.maxBodyBytes) {
-              tooLarge(new AnswerTooLarge(call.maxBodyBytes, status, length));
+              cancel(new AnswerTooLarge(call.maxBodyBytes, status, length));
             } else if (length >= WHOLE_BODY_FROM && length <= WHOLE_BODY_UP_TO) whole = Buffer.allocUnsafe(length);
           },
           onResponseData(_, chunk) {
             received += chunk.length;
             if (call.maxBodyBytes !== undefined && received > call.maxBodyBytes) {
-              tooLarge(new AnswerTooLarge(call.maxBodyBytes, status, undefined));
+              cancel(new AnswerTooLarge(call.maxBodyBytes, status, undefined));
             } else if (whole && received <= whole.length) {
               chunk.copy(whole, received - chunk.length);
             } else {

@@ -15,6 +15,7 @@ import { randomUUID } from "node:crypto";
 import { createServer, type IncomingMessage, type ServerResponse } from "node:http";
 import type { AddressInfo } from "node:net";
 import { parseJson, stringifyJson } from "../../src/core/json.js";
+import { trickle } from "./trickle.js";
 
 export const API_KEY = "6f1c0f4e2a9b4d7c8e1f0a2b3c4d5e6f";
 export const SECRET_KEY = "b7e2c91d4a3f48e6a0c5d9f1e8b27a36";
@@ -38,6 +39,8 @@ export interface Fault {
   delayMs?: number;
   /** Close the socket without answering. */
   destroy?: boolean;
+  /** Send the status and headers at once, then the body one byte every this many ms (an answer too slow to finish). */
+  trickleMs?: number;
 }
 
 export interface Delivery {
@@ -388,12 +391,20 @@ export async function startMailjet(options: MailjetOptions = {}): Promise<Mailje
       }
       if (fault.status !== undefined) {
         log.status = fault.status;
+        if (fault.trickleMs) return trickle(res, fault.status, fault.body ?? "", fault.trickleMs, fault.headers);
         res.writeHead(fault.status, { "content-type": "application/json; charset=UTF-8", ...fault.headers });
         res.end(fault.body ?? "");
         return;
       }
       if (answer) {
         log.status = answer.status;
+        if (fault.trickleMs)
+          return trickle(
+            res,
+            answer.status,
+            typeof answer.body === "string" ? answer.body : stringifyJson(answer.body),
+            fault.trickleMs,
+          );
         return typeof answer.body === "string"
           ? sendHtml(res, answer.status, answer.body)
           : json(res, answer.status, answer.body);

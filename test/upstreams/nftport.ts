@@ -10,6 +10,7 @@
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from "node:http";
 import type { AddressInfo } from "node:net";
 import { parseJson, stringifyJson } from "../../src/core/json.js";
+import { trickle } from "./trickle.js";
 
 export const VALID_KEY = "3f2b8c1e-6a4d-4e8f-9b7a-1c2d3e4f5a6b";
 export const SUSPENDED_KEY = "00000000-0000-4000-8000-00000000dead";
@@ -30,6 +31,8 @@ export interface Fault {
   destroy?: boolean;
   /** Send the status, headers and half of `body`, then drop the connection (a broken answer). */
   dropMidBody?: boolean;
+  /** Send the status and headers at once, then `body` one byte every this many ms (an answer too slow to finish). */
+  trickleMs?: number;
   /** Serve this fault to this many requests in a row (default 1). */
   times?: number;
   /** Let this many requests through normally first (a failure midway through paging). */
@@ -71,6 +74,12 @@ export const FAULTS = {
     dropMidBody: true,
   }),
   slow: (delayMs: number): Fault => ({ delayMs }),
+  /** 200 and its headers at once, then a page one byte every `everyMs`. */
+  trickle: (everyMs: number): Fault => ({
+    status: 200,
+    body: '{"response":"OK","transactions":[]}'.repeat(40),
+    trickleMs: everyMs,
+  }),
 } as const;
 
 export interface RequestLog {
@@ -193,6 +202,7 @@ export async function startNftport(dataset: Dataset): Promise<NftportServer> {
       }
       if (fault.status !== undefined) {
         const body = fault.body ?? "";
+        if (fault.trickleMs) return trickle(res, fault.status, body, fault.trickleMs, fault.headers);
         res.writeHead(fault.status, {
           "content-type": "application/json",
           "content-length": String(Buffer.byteLength(body)),
