@@ -337,6 +337,14 @@ describe("integer bounds and exact digits in URLs", () => {
 
   it("a type list longer than its distinct kinds, and a continuation longer than any issued, are invalid_input", async () => {
     await refused(nftTransactionsByToken, { query: { ...query, type: Array(6).fill("sale") }, params }, ["query.type"]);
+    const twice = await runNode(
+      nftTransactionsByToken,
+      { query: { ...query, type: ["sale", "sale"] }, params },
+      { config },
+    );
+    expect(twice.error?.error).toContain(
+      'query.type = ["sale","sale"] is invalid: must be each item at most once ("sale" is given more than once)',
+    );
     await refused(nftTransactionsByToken, { query: { ...query, continuation: "c".repeat(1025) }, params }, [
       "query.continuation",
     ]);

@@ -64,8 +64,8 @@ const uint64 = fc.oneof(
   fc.integer({ min: 0, max: Number.MAX_SAFE_INTEGER }),
   fc.bigInt({ min: 2n ** 53n, max: 2n ** 64n - 1n }),
 );
-const types = (kinds: readonly string[]) =>
-  fc.array(fc.constantFrom(...kinds), { minLength: 0, maxLength: kinds.length });
+/** A type filter: each kind at most once. */
+const types = (kinds: readonly string[]) => fc.uniqueArray(fc.constantFrom(...kinds), { maxLength: kinds.length });
 
 /** Characters an HTTP header value carries; a key is visible at both ends, spaces and tabs only inside. */
 const visible = fc.oneof(fc.integer({ min: 0x21, max: 0x7e }), fc.integer({ min: 0x80, max: 0xff }));
@@ -290,6 +290,16 @@ const retriever: Breakage[] = [
       .tuple(notAPort, fc.jsonValue())
       .map(([key, v]) => setAt(input, ["query", QUERY_FIELDS.has(key) ? "unknown_field" : key], v)),
   (input) => fc.constantFrom("approve", "ALL", "").map((kind) => setAt(input, ["query", "type"], [kind])),
+  // A kind given twice, wherever in the list.
+  (input) =>
+    fc
+      .tuple(fc.constantFrom("transfer", "mint", "burn", "sale", "all"), fc.nat(), fc.nat())
+      .map(([kind, at, again]) => {
+        const given = [...((input.query as { type?: string[] }).type ?? [])].filter((k) => k !== kind);
+        given.splice(at % (given.length + 1), 0, kind);
+        given.splice(again % (given.length + 1), 0, kind);
+        return setAt(input, ["query", "type"], given);
+      }),
   (input) => alien.map((value) => setAt(input, ["query", "continuation"], value)),
   (input) => loneSurrogate.map((text) => setAt(input, ["query", "continuation"], text)),
 ];

@@ -1,8 +1,12 @@
 /** The watch file: every problem at once with field names (the nodes' error shape), and a property-based run. */
+import { existsSync, mkdtempSync, rmSync, writeFileSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
 import fc from "fast-check";
 import { describe, expect, it } from "vitest";
 import { ChainmailError } from "../src/core/errors.js";
 import { parseWatchConfig } from "../src/watch/config.js";
+import { runCli } from "./helpers.js";
 
 const ADDRESS = "0x9fe46736679d2d9a65f0992f2272de9f3c7fa6e0";
 
@@ -119,6 +123,90 @@ describe("watch configuration", () => {
       }),
       { seed: 7, numRuns: 200 },
     );
+  });
+
+  it("refuses a type list that repeats a kind, naming the kind; accepts it with each kind once", () => {
+    const kinds = fc.array(fc.constantFrom("transfer", "mint", "burn", "sale", "all"), { minLength: 1, maxLength: 7 });
+    fc.assert(
+      fc.property(kinds, (type) => {
+        const found = problems({
+          from: { Email: "w@example.com" },
+          rules: [{ id: "r", type, mail: { to: [{ Email: "a@example.com" }] } }],
+        });
+        const repeated = type.find((kind, i) => type.indexOf(kind) !== i);
+        if (repeated === undefined) expect(found).toEqual([]);
+        else {
+          expect(found).toHaveLength(1);
+          expect(found[0]!.field).toBe("rules[0].type");
+          // The first kind given a second time is named.
+          expect(found[0]!.message).toContain(
+            `is invalid: must be each item at most once ("${repeated}" is given more than once)`,
+          );
+        }
+      }),
+      { seed: 8, numRuns: 300 },
+    );
+  });
+
+  it("refuses a lone surrogate in any string of the file, naming that field", () => {
+    /** The paths of every string in a value, with a setter for each. */
+    const strings = (value: unknown, path: string): string[] => {
+      if (typeof value === "string") return [path];
+      if (Array.isArray(value)) return value.flatMap((v, i) => strings(v, `${path}[${i}]`));
+      if (value && typeof value === "object")
+        return Object.entries(value).flatMap(([k, v]) => strings(v, path ? `${path}.${k}` : k));
+      return [];
+    };
+    const setAt = (value: unknown, path: string, text: string): unknown => {
+      const copy = structuredClone(value) as Record<string, unknown>;
+      const keys = path.match(/[^.[\]]+/g)!;
+      let at = copy as Record<string, unknown>;
+      for (const key of keys.slice(0, -1)) at = at[key] as Record<string, unknown>;
+      at[keys.at(-1)!] = text;
+      return copy;
+    };
+    const lone = fc
+      .tuple(fc.string({ maxLength: 8 }), fc.integer({ min: 0xd800, max: 0xdfff }), fc.string({ maxLength: 8 }))
+      .map(([a, c, b]) => `${a}${String.fromCharCode(c)}${b}`)
+      .filter((text) => !(text as unknown as { isWellFormed(): boolean }).isWellFormed());
+    const files = fc.uniqueArray(rule, { minLength: 1, maxLength: 3, selector: (r) => r.id }).map((rules) => ({
+      from: { Email: "w@example.com", Name: "Watch" },
+      store: "./data/watch.sqlite",
+      rules,
+    }));
+    fc.assert(
+      fc.property(
+        files.chain((value) => fc.tuple(fc.constant(value), fc.constantFrom(...strings(value, "")), lone)),
+        ([value, path, text]) => {
+          const found = problems(setAt(value, path, text));
+          expect(found.map((p) => p.field)).toContain(path);
+          expect(found.find((p) => p.field === path)?.message).toMatch(/lone surrogate/);
+        },
+      ),
+      { seed: 9, numRuns: 300 },
+    );
+  });
+
+  it("chainmail watch refuses a file with a lone surrogate at start (exit 1), naming the field, sending nothing", async () => {
+    const dir = mkdtempSync(join(tmpdir(), "chainmail-watch-config-"));
+    try {
+      const file = join(dir, "watch.json");
+      // As a file holds it: the JSON escape of a lone surrogate.
+      writeFileSync(
+        file,
+        '{"from":{"Email":"w@example.com"},"rules":[{"id":"r","mail":{"to":[{"Email":"a@example.com"}],"subject":"Hi \\ud800"}}]}',
+      );
+      const out = await runCli(["watch", "--config", file, "--once"], {
+        env: { EMAIL_TRANSPORT: "outbox", OUTBOX_DIR: join(dir, "outbox"), INDEX_DB: join(dir, "db.sqlite") },
+      });
+      expect(out.code).toBe(1);
+      expect(JSON.parse(out.stdout).error.details.violations).toEqual([
+        expect.objectContaining({ field: "rules[0].mail.subject" }),
+      ]);
+      expect(existsSync(join(dir, "outbox"))).toBe(false);
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
+    }
   });
 
   it("refuses hostile keys and oversized values as invalid_input", () => {

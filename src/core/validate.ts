@@ -292,6 +292,11 @@ function ruleOf(schema: TSchema & Record<string, unknown>, error: ValueError): s
   }
   if (TypeGuard.IsArray(schema)) {
     if (!Array.isArray(error.value)) return "an array";
+    if (error.type === ValueErrorType.ArrayUniqueItems) {
+      const seen = new Set<string>();
+      const repeated = error.value.map((item) => stringifyJson(item)).find((item) => seen.size === seen.add(item).size);
+      return `each item at most once (${repeated} is given more than once)`;
+    }
     if (typeof schema.maxItems === "number" && error.value.length > schema.maxItems)
       return `an array of at most ${schema.maxItems}`;
     if (typeof schema.minItems === "number") return `an array of at least ${schema.minItems}`;

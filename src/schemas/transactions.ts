@@ -155,6 +155,7 @@ const typeFilter = <T extends string>(values: readonly T[]) =>
   Type.Array(Type.Union(values.map((v) => Type.Literal(v))), {
     default: ["all"],
     // Each kind once is all a filter can say; the bound keeps the URL short.
+    uniqueItems: true,
     maxItems: values.length,
     description: `Transaction kinds to return: ${values.join(", ")}. Default ["all"]`,
   });

@@ -6,7 +6,7 @@
  */
 import { type Static, Type } from "@sinclair/typebox";
 import { ChainmailError, invalidInput, type Violation } from "../core/errors.js";
-import { checkPort } from "../core/validate.js";
+import { checkPort, readJsonData } from "../core/validate.js";
 import { Address } from "../schemas/common.js";
 import { messageProblems } from "../transports/message-rules.js";
 import { templateProblems } from "./render.js";
@@ -74,6 +74,7 @@ export const WatchRule = Type.Object(
     type: Type.Optional(
       Type.Array(Type.Union(RULE_TYPES.map((t) => Type.Literal(t))), {
         minItems: 1,
+        uniqueItems: true,
         maxItems: RULE_TYPES.length,
         description:
           'Record kinds to mail; bid and list only with contract_address alone, from nftport, opensea or index+opensea. Default ["sale"]',
@@ -188,7 +189,11 @@ export function retrieverKind(rule: Pick<WatchRule, "contract_address" | "token_
  * `defaultSource` is NFT_SOURCE's value (NFTPort when it names no source a watch reads).
  */
 export function parseWatchConfig(value: unknown, defaultSource: string | undefined = "nftport"): WatchConfig {
-  const checked = checkPort("", WatchConfigSchema, value);
+  // Read as untrusted data first, as every node input is: own properties, bounded depth, and strings that are
+  // Unicode (a lone surrogate in a template would make every email of its rule unsendable).
+  const data = readJsonData(value, "");
+  if (data.violations) throw refusal(data.violations);
+  const checked = checkPort("", WatchConfigSchema, data.value);
   const violations = [...checked.violations];
   const fallback = (WATCH_SOURCES as readonly string[]).includes(defaultSource ?? "")
     ? (defaultSource as WatchSource)
@@ -198,12 +203,7 @@ export function parseWatchConfig(value: unknown, defaultSource: string | undefin
     const parsed = checked.value as Parsed;
     violations.push(...crossFieldProblems(parsed, parsed.source ?? fallback));
   }
-  if (violations.length) {
-    const payload = invalidInput(violations);
-    throw new ChainmailError("INVALID_INPUT", payload.error.replace(/^Invalid input/, "Invalid watch configuration"), {
-      details: { violations },
-    });
-  }
+  if (violations.length) throw refusal(violations);
   const parsed = checked.value as Parsed;
   const source = parsed.source ?? fallback;
   return {
@@ -221,6 +221,13 @@ export function parseWatchConfig(value: unknown, defaultSource: string | undefin
       from: rule.mail.from ?? parsed.from!,
     })),
   };
+}
+
+function refusal(violations: Violation[]): ChainmailError {
+  const payload = invalidInput(violations);
+  return new ChainmailError("INVALID_INPUT", payload.error.replace(/^Invalid input/, "Invalid watch configuration"), {
+    details: { violations },
+  });
 }
 
 function violation(field: string, rule: string, message: string, value?: unknown): Violation {

@@ -64,8 +64,13 @@ export function templateProblems(mail: Mail, mode: "each" | "digest"): Violation
 // A marker the HTML escaping leaves alone, replaced by the already-escaped item list afterwards.
 const ITEMS_MARK = "\u0000items\u0000";
 
+/**
+ * A template filled in. A value the record lacks (a transfer's marketplace or price) is empty in `variables`: it is
+ * absent, so its `{{var:name:"default"}}` applies, and without a default it renders empty.
+ */
 function fill(template: string, variables: Record<string, string>, html: boolean): string {
-  const { text } = substituteVariables(template, variables, { html });
+  const present = Object.fromEntries(Object.entries(variables).filter(([, value]) => value !== ""));
+  const { text } = substituteVariables(template, present, { html, absent: "" });
   return html ? text.replace(ITEMS_MARK, variables.itemsHtml ?? "") : text;
 }
 

@@ -27,7 +27,11 @@ export interface Substitution {
 export function substituteVariables(
   text: string,
   variables: Record<string, unknown>,
-  options: { html: boolean },
+  options: {
+    html: boolean;
+    /** What a variable with neither a value nor a default becomes; default: it is left as written. */
+    absent?: string;
+  },
 ): Substitution {
   const missing: string[] = [];
   const out = text.replace(VARIABLE, (whole, name: string, fallback: string | undefined) => {
@@ -37,7 +41,7 @@ export function substituteVariables(
     }
     if (fallback !== undefined) return fallback.replace(/\\(.)/g, "$1");
     missing.push(name);
-    return whole;
+    return options.absent ?? whole;
   });
   return { text: out, missing };
 }
