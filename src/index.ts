@@ -40,7 +40,7 @@ export type {
   TransactionRecord,
 } from "./schemas/transactions.js";
 export { parseWatchConfig, type WatchConfig, WatchConfigSchema } from "./watch/config.js";
-export type { PreviewEmail, WatchOptions, WatchSummary } from "./watch/watch.js";
+export type { PreviewEmail, WatchMailStatus, WatchOptions, WatchSummary } from "./watch/watch.js";
 export type { IndexChainOptions, IndexChainResult };
 
 /**
@@ -63,6 +63,16 @@ export async function previewWatch(options: Omit<import("./watch/watch.js").Watc
  */
 export async function close(): Promise<void> {
   await closeNftSources();
+}
+
+/** A watch's emails that did not go out (`all`: every email), from its journal (`chainmail watch status`). */
+export async function watchStatus(options: Parameters<typeof import("./watch/watch.js").watchStatus>[0]) {
+  return (await import("./watch/watch.js")).watchStatus(options);
+}
+
+/** Sends a watch's delivery-unknown or failed emails again at its next poll (`chainmail watch resend`). */
+export async function resendWatchMails(options: Parameters<typeof import("./watch/watch.js").resendWatchMails>[0]) {
+  return (await import("./watch/watch.js")).resendWatchMails(options);
 }
 
 /** Builds and follows the own index (`NFT_SOURCE=index`); loads the SQLite driver only when called. */

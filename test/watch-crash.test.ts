@@ -5,7 +5,7 @@
  * comes from inside the watch's process: test/fixtures/watch-kill.mjs, preloaded, subscribes to the watch's
  * diagnostics channels and sends SIGKILL at the point WATCH_KILL_AT names.
  */
-import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
+import { mkdtempSync, readdirSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
@@ -16,7 +16,7 @@ import { runCli } from "./helpers.js";
 import { type Anvil, installEmitters, startAnvil } from "./index-helpers.js";
 import { API_KEY, type MailjetServer, SECRET_KEY, startMailjet } from "./upstreams/mailjet.js";
 import { type SmtpTestServer, startSmtp } from "./upstreams/smtp.js";
-import { NFT, SEAPORT, sell } from "./watch-helpers.js";
+import { NFT, SEAPORT, sell, sellMany } from "./watch-helpers.js";
 
 let anvil: Anvil;
 let dir: string;
@@ -55,25 +55,31 @@ const logLines = (stdout: string) =>
     .map((l) => JSON.parse(l) as { msg: string; state?: string });
 
 /** A watch over one rule, run as `chainmail watch --once` processes; the index is brought to the head first. */
-function scenario(name: string, transport: Record<string, string>) {
+function scenario(name: string, transport: Record<string, string>, rule: Record<string, unknown> = {}) {
   const db = join(dir, `${name}.sqlite`);
   const file = join(dir, `${name}.json`);
   writeFileSync(
     file,
     JSON.stringify({
       from: { Email: "watch@chainmail.test" },
-      rules: [{ id: name, contract_address: NFT, mail: { to: [{ Email: `${name}@example.com` }] } }],
+      rules: [{ id: name, contract_address: NFT, mail: { to: [{ Email: `${name}@example.com` }] }, ...rule }],
     }),
   );
   const env = { NFT_SOURCE: "index", INDEX_DB: db, CHAINMAIL_RETRY_BASE_MS: "10", ...transport };
   return {
     db,
-    async run(kill?: "journalled" | "sent") {
+    file,
+    /** `kill`: where test/fixtures/watch-kill.mjs kills the watch (WATCH_KILL_AT). */
+    async run(kill?: string) {
       await indexChain({ rpcUrl: anvil.rpcUrl, dbPath: db, follow: false, seaport: [SEAPORT] });
       return runCli(["watch", "--config", file, "--once"], {
         env: kill ? { ...env, WATCH_KILL_AT: kill } : env,
         ...(kill ? { preload: [KILLER] } : {}),
       });
+    },
+    /** `chainmail watch <command> --config <file> …`, with the watch's settings. */
+    cli(command: string[]) {
+      return runCli(["watch", ...command, "--config", file], { env });
     },
     async mailStates() {
       const store = await openWatchStore(db);
@@ -163,5 +169,131 @@ describe("chainmail watch killed between send and bookkeeping", () => {
     expect(unknown).toHaveLength(1);
     expect(mailjet.deliveredTo.get("mailjet-unsent@example.com")).toBeUndefined();
     expect(await s.mailStates()).toEqual(["unknown"]);
+  });
+});
+
+/** The outbox as it must be: every line's file there, every file named by one line, each email stored once. */
+async function expectOneFilePerEmail(outbox: string, emails: number) {
+  const entries = await listOutbox(outbox);
+  expect(new Set(entries.map((e) => e.custom_id)).size).toBe(entries.length);
+  expect(entries).toHaveLength(emails);
+  const files = readdirSync(outbox).filter((f) => f !== "index.jsonl");
+  expect(files.sort()).toEqual(entries.map((e) => e.file).sort());
+}
+
+describe("chainmail watch killed while the outbox writes", () => {
+  it("killed between a message's file and its index line, or before the file takes its name: one file per email", async () => {
+    const outbox = join(dir, "outbox-midwrite");
+    const s = scenario("outbox-midwrite", { EMAIL_TRANSPORT: "outbox", OUTBOX_DIR: outbox });
+    expect((await s.run()).code).toBe(0);
+    await sellMany(
+      anvil,
+      Array.from({ length: 6 }, () => ({ tokenId: token++, milliEth: 1000 })),
+    );
+    // The 3rd message written whole but never committed; then, in the next run, a message committed but not named.
+    expect((await s.run("outbox-line:3")).code).toBeNull();
+    expect(await listOutbox(outbox)).toHaveLength(2);
+    expect((await s.run("outbox-rename:2")).code).toBeNull();
+    const finished = await s.run();
+    expect({ code: finished.code, stderr: finished.stderr }).toEqual({
+      code: 0,
+      stderr: expect.stringContaining("0 failed, 0 delivery unknown, 0 waiting"),
+    });
+    await expectOneFilePerEmail(outbox, 6);
+    expect(await s.mailStates()).toEqual(Array(6).fill("sent"));
+  });
+
+  it("killed at any moment of a run of sends, again and again: in the end each email once, in one file", async () => {
+    const outbox = join(dir, "outbox-anytime");
+    const s = scenario("outbox-anytime", { EMAIL_TRANSPORT: "outbox", OUTBOX_DIR: outbox });
+    await s.run();
+    const sales = 40;
+    await sellMany(
+      anvil,
+      Array.from({ length: sales }, () => ({ tokenId: token++, milliEth: 1000 })),
+    );
+    // Moments spread over the sends (a fixed sequence: the same kills every run of the test).
+    let killed = 0;
+    for (const ms of [0, 1, 2, 3, 4, 5, 6, 8, 10, 12, 15, 18, 22, 27, 33, 40])
+      if ((await s.run(`after-ms:${ms}`)).code === null) killed++;
+    expect(killed).toBeGreaterThan(0);
+    while ((await s.mailStates()).some((state) => state !== "sent")) expect((await s.run()).code).not.toBe(2);
+    await expectOneFilePerEmail(outbox, sales);
+  });
+});
+
+describe("emails whose delivery is unknown", () => {
+  it("smtp: killed during DATA, never resent by itself; watch status lists it, watch resend sends it once", async () => {
+    const s = scenario("smtp-unknown", {
+      EMAIL_TRANSPORT: "smtp",
+      SMTP_URL: smtp.url(),
+      SMTP_JOURNAL: join(dir, "smtp-unknown-journal.jsonl"),
+    });
+    await s.run();
+    await sell(anvil, token++, 1000);
+    expect((await s.run("smtp-data")).code).toBeNull();
+    const toUs = () => smtp.received.filter((m) => m.to.includes("smtp-unknown@example.com")).length;
+    const before = toUs();
+    const restart = await s.run();
+    expect(restart.code).toBe(1);
+    expect(restart.stderr).toContain("1 delivery unknown");
+    expect(restart.stderr).toContain(`chainmail watch status --config ${s.file}`);
+    await s.run();
+    expect(toUs()).toBe(before);
+
+    const status = await s.cli(["status"]);
+    expect(status.code).toBe(0);
+    const listed = JSON.parse(status.stdout);
+    expect(listed).toEqual([
+      {
+        custom_id: expect.stringMatching(/^cw\.smtp-unknown\./),
+        rule: "smtp-unknown",
+        state: "unknown",
+        subject: expect.stringContaining("sale"),
+        to: ["smtp-unknown@example.com"],
+        attempts: 1,
+        error: expect.stringContaining("chainmail-delivery-unknown"),
+      },
+    ]);
+    const id = listed[0].custom_id as string;
+    const resend = await s.cli(["resend", id, "no-such-id"]);
+    expect(resend.code).toBe(1);
+    expect(JSON.parse(resend.stdout)).toEqual({
+      resent: [id],
+      not_resent: [{ custom_id: "no-such-id", reason: "no such email in this watch's journal" }],
+    });
+    expect(JSON.parse((await s.cli(["status"])).stdout)).toMatchObject([{ custom_id: id, state: "retry" }]);
+    expect((await s.run()).code).toBe(0);
+    expect(toUs()).toBe(before + 1);
+    expect(JSON.parse((await s.cli(["status"])).stdout)).toEqual([]);
+    expect(JSON.parse((await s.cli(["status", "--all"])).stdout)).toMatchObject([
+      { custom_id: id, state: "sent", attempts: 2 },
+    ]);
+    // Sent: asking again changes nothing.
+    expect(JSON.parse((await s.cli(["resend", id])).stdout)).toEqual({
+      resent: [],
+      not_resent: [{ custom_id: id, reason: "it was sent" }],
+    });
+    await s.run();
+    expect(toUs()).toBe(before + 1);
+  });
+
+  it("a run in which an email failed ends with exit 1, naming what to run", async () => {
+    const s = scenario(
+      "smtp-refused",
+      { EMAIL_TRANSPORT: "smtp", SMTP_URL: smtp.url(), SMTP_JOURNAL: join(dir, "smtp-refused-journal.jsonl") },
+      { mail: { to: [{ Email: "refused@example.com" }] } },
+    );
+    expect((await s.run()).code).toBe(0);
+    smtp.rules.rejectRecipients = ["refused@example.com"];
+    try {
+      await sell(anvil, token++, 1000);
+      const out = await s.run();
+      expect(out.code).toBe(1);
+      expect(out.stderr).toContain("1 failed");
+      expect(JSON.parse((await s.cli(["status"])).stdout)).toMatchObject([{ state: "failed" }]);
+    } finally {
+      smtp.rules.rejectRecipients = [];
+    }
   });
 });

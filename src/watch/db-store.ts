@@ -231,6 +231,19 @@ export async function openWatchStore(target: string): Promise<WatchStore> {
         }
       });
     },
+    async resend(customIds) {
+      return db.transaction(async (tx) => {
+        const was = new Map<string, MailState | undefined>();
+        for (const id of customIds) {
+          const [row] = await tx.query<{ state: MailState }>("SELECT state FROM watch_mail WHERE custom_id = $1", [id]);
+          was.set(id, row?.state);
+          if (row?.state !== "unknown" && row?.state !== "failed") continue;
+          await tx.run("UPDATE watch_mail SET state = 'retry', settled_at = NULL WHERE custom_id = $1", [id]);
+          await tx.run("UPDATE watch_records SET state = 'claimed' WHERE custom_id = $1", [id]);
+        }
+        return was;
+      });
+    },
     close: () => db.close(),
   };
 }

@@ -83,5 +83,10 @@ export interface WatchStore {
   markSending(customIds: readonly string[]): Promise<void>;
   /** One transaction: each email's state and result, its records' state, and each rule's last mailed record. */
   settle(results: readonly MailResult[]): Promise<void>;
+  /**
+   * Someone decided: these emails, delivery unknown or failed, are to be sent again (state retry, their records
+   * claimed again); others are left as they are. Resolves to the state each id had (none: no such email).
+   */
+  resend(customIds: readonly string[]): Promise<Map<string, MailState | undefined>>;
   close(): Promise<void>;
 }

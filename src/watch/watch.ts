@@ -15,7 +15,7 @@ import { loadConfig } from "../core/config.js";
 import { ChainmailError } from "../core/errors.js";
 import type { Logger } from "../core/node.js";
 import { isPostgresUrl } from "../db/database.js";
-import type { EmailMessage } from "../schemas/email.js";
+import type { EmailMessage, MessageResult } from "../schemas/email.js";
 import type { TransactionRecord } from "../schemas/transactions.js";
 import { parseWatchConfig, type Rule, type WatchConfig } from "./config.js";
 import { openWatchStore } from "./db-store.js";
@@ -53,6 +53,8 @@ export interface WatchSummary {
   sent: number;
   failed: number;
   unknown: number;
+  /** Emails surely not sent, waiting in the journal to be sent again by a later poll, when the run ended. */
+  retrying: number;
 }
 
 /** A digest carries at most this many records; more wait for the next one. */
@@ -131,6 +133,7 @@ export async function watch(options: WatchOptions): Promise<WatchSummary> {
       await sleep(watchConfig.pollMs, undefined, { signal: options.signal }).catch(() => undefined);
       if (options.signal?.aborted) break;
     }
+    run.summary.retrying = (await store.mails(["retry"])).length;
     return run.summary;
   } finally {
     await lock?.release();
@@ -146,7 +149,7 @@ interface RunContext {
 
 /** One watch's state between polls: back-off after failures, counts. */
 class WatchRun {
-  readonly summary: WatchSummary = { polls: 0, sent: 0, failed: 0, unknown: 0 };
+  readonly summary: WatchSummary = { polls: 0, sent: 0, failed: 0, unknown: 0, retrying: 0 };
   private readonly holdOff = new Map<string, number>();
   /** Rules that cannot start yet (logged once). */
   private readonly waiting = new Set<string>();
@@ -418,14 +421,14 @@ class WatchRun {
     } else if (result.state === "unknown") {
       this.summary.unknown++;
       logger.warn(
-        { ...fields, error: errorText(result) },
+        { ...fields, error: errorText(result.result) },
         "delivery unknown: it may have been delivered, so it is not sent again; check the provider",
       );
     } else if (result.state === "failed") {
       this.summary.failed++;
-      logger.error({ ...fields, error: errorText(result) }, "the email was refused and will not be sent");
+      logger.error({ ...fields, error: errorText(result.result) }, "the email was refused and will not be sent");
     } else {
-      logger.warn({ ...fields, error: errorText(result) }, "the email was not sent; it is sent again later");
+      logger.warn({ ...fields, error: errorText(result.result) }, "the email was not sent; it is sent again later");
     }
   }
 }
@@ -434,8 +437,8 @@ function mailOf(rule: Rule, customId: string, message: EmailMessage): Mail {
   return { customId, rule: rule.id, state: "pending", message, attempts: 1 };
 }
 
-function errorText(result: MailResult): string {
-  return result.result.Errors?.map((e) => `${e.ErrorCode}: ${e.ErrorMessage}`).join("; ") ?? "";
+function errorText(result: MessageResult): string {
+  return result.Errors?.map((e) => `${e.ErrorCode}: ${e.ErrorMessage}`).join("; ") ?? "";
 }
 
 /**
@@ -510,4 +513,91 @@ export async function previewWatch(options: Omit<WatchOptions, "once" | "logger"
     await store?.close();
   }
   return out;
+}
+
+/** One email of the watch's journal, as `chainmail watch status` shows it. */
+export interface WatchMailStatus {
+  custom_id: string;
+  rule: string;
+  /** pending (a send may be under way, or was cut off: looked up at the next start), retry, unknown, failed, sent. */
+  state: Mail["state"];
+  subject: string;
+  to: string[];
+  attempts: number;
+  /** Why it is not sent, as the transport said. */
+  error?: string;
+}
+
+/** The store a watch file names (`store`, else INDEX_DB), open only if it exists: reading creates nothing. */
+async function existingStore(options: { config: unknown; env?: Record<string, string | undefined> | undefined }) {
+  const env = options.env ?? process.env;
+  const watchConfig = parseWatchConfig(options.config, env.NFT_SOURCE);
+  const { store: where } = settingsOf(watchConfig, env);
+  return isPostgresUrl(where) || existsSync(where) ? openWatchStore(where) : undefined;
+}
+
+/**
+ * The emails of a watch that did not go out (`all`: every email), oldest first: delivery unknown, failed, waiting
+ * to be sent again, or left open. Nothing is changed or sent (`chainmail watch status`).
+ */
+export async function watchStatus(options: {
+  config: unknown;
+  env?: Record<string, string | undefined>;
+  all?: boolean;
+}): Promise<WatchMailStatus[]> {
+  const store = await existingStore(options);
+  if (!store) return [];
+  try {
+    const states: Mail["state"][] = [
+      "pending",
+      "retry",
+      "unknown",
+      "failed",
+      ...(options.all ? ["sent" as const] : []),
+    ];
+    return (await store.mails(states)).map((mail) => {
+      const error = mail.state === "sent" || !mail.result ? "" : errorText(mail.result);
+      return {
+        custom_id: mail.customId,
+        rule: mail.rule,
+        state: mail.state,
+        subject: mail.message.Subject ?? "",
+        to: [...(mail.message.To ?? []), ...(mail.message.Cc ?? []), ...(mail.message.Bcc ?? [])].map((r) => r.Email),
+        attempts: mail.attempts,
+        ...(error ? { error } : {}),
+      };
+    });
+  } finally {
+    await store.close();
+  }
+}
+
+/**
+ * Sends again, at the watch's next poll, emails whose delivery is unknown or that failed: the explicit decision the
+ * watch never takes itself (`chainmail watch resend`). Only those states change; `not_resent` says why others did not.
+ */
+export async function resendWatchMails(options: {
+  config: unknown;
+  env?: Record<string, string | undefined>;
+  customIds: readonly string[];
+}): Promise<{ resent: string[]; not_resent: { custom_id: string; reason: string }[] }> {
+  const store = await existingStore(options);
+  let was: Map<string, Mail["state"] | undefined>;
+  try {
+    was = (await store?.resend(options.customIds)) ?? new Map();
+  } finally {
+    await store?.close();
+  }
+  const why: Record<Mail["state"], string> = {
+    sent: "it was sent",
+    pending: "it is open: the watch looks it up at its next start",
+    retry: "it is already waiting to be sent again",
+    unknown: "",
+    failed: "",
+  };
+  const resent = options.customIds.filter((id) => was.get(id) === "unknown" || was.get(id) === "failed");
+  const not_resent = options.customIds
+    .filter((id) => !resent.includes(id))
+    .map((id) => ({ custom_id: id, reason: why[was.get(id) ?? "unknown"] || "no such email in this watch's journal" }));
+  return { resent, not_resent };
 }

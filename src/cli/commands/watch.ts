@@ -4,7 +4,7 @@ import type { Command } from "commander";
 import { ChainmailError } from "../../core/errors.js";
 import { parseJson, stringifyJson } from "../../core/json.js";
 import type { Logger } from "../../core/node.js";
-import { EXIT, UsageError, write } from "../io.js";
+import { EXIT, printJson, UsageError, write } from "../io.js";
 
 /** A watch file is a few rules: anything larger is a mistake (or hostile) and is not read. */
 const MAX_CONFIG_BYTES = 1024 * 1024;
@@ -34,15 +34,35 @@ function jsonLogger(): Logger {
   return { debug: () => undefined, info: line("info"), warn: line("warn"), error: line("error") };
 }
 
+/** The watch file flag every `watch` command takes. */
+const CONFIG_FLAG = ["--config <file>", "the watch file (JSON): rules, templates, source"] as const;
+
+function requireConfig(options: { config?: string }): string {
+  if (options.config === undefined) throw new UsageError("--config <file> is required: the watch file");
+  return options.config;
+}
+
+/** Writes a watch command's `{ error }` payload on stdout and its sentence on stderr; exit 1. */
+async function failed(err: unknown): Promise<void> {
+  if (!(err instanceof ChainmailError)) throw err;
+  await write(`${stringifyJson({ error: err.toPayload() }, 2)}\n`);
+  process.stderr.write(`chainmail watch: ${err.message}\n`);
+  process.exitCode = EXIT.ERROR;
+}
+
 export function registerWatch(program: Command): void {
-  program
+  // Options after `watch status` / `watch resend` are theirs, not the watch's own.
+  program.enablePositionalOptions();
+  const watchCommand = program
     .command("watch")
     .description("Email NFT activity as it happens: rules read new records from the index or NFTPort and mail them")
-    .requiredOption("--config <file>", "the watch file (JSON): rules, templates, source")
+    .enablePositionalOptions()
+    .option(...CONFIG_FLAG)
     .option("--dry-run", "print the emails the next poll would send (JSON lines); write and send nothing")
     .option("--once", "poll once, send, and stop")
-    .action(async (options: { config: string; dryRun?: boolean; once?: boolean }) => {
-      const config = await readConfig(options.config);
+    .action(async (options: { config?: string; dryRun?: boolean; once?: boolean }) => {
+      const configPath = requireConfig(options);
+      const config = await readConfig(configPath);
       const { previewWatch, watch } = await import("../../watch/watch.js");
       const controller = new AbortController();
       let signals = 0;
@@ -65,19 +85,58 @@ export function registerWatch(program: Command): void {
             ...(options.once ? { once: true } : {}),
           });
           process.stderr.write(
-            `chainmail watch: stopped after ${summary.polls} polls: ${summary.sent} sent, ${summary.failed} failed, ${summary.unknown} delivery unknown\n`,
+            `chainmail watch: stopped after ${summary.polls} polls: ${summary.sent} sent, ${summary.failed} failed, ${summary.unknown} delivery unknown, ${summary.retrying} waiting to be sent again\n`,
           );
+          // Emails that did not go out in this run are a failure of the run, whatever else went well.
+          if (summary.failed + summary.unknown + summary.retrying > 0) {
+            process.stderr.write(
+              `chainmail watch: not every email went out; list them with: chainmail watch status --config ${configPath}\n`,
+            );
+            process.exitCode = EXIT.ERROR;
+            return;
+          }
         }
         process.exitCode = EXIT.OK;
       } catch (err) {
-        if (!(err instanceof ChainmailError)) throw err;
         // The nodes' error shape: `{ "error": { error, details } }` on stdout, the sentence on stderr.
-        await write(`${stringifyJson({ error: err.toPayload() }, 2)}\n`);
-        process.stderr.write(`chainmail watch: ${err.message}\n`);
-        process.exitCode = EXIT.ERROR;
+        await failed(err);
       } finally {
         process.off("SIGINT", onSignal).off("SIGTERM", onSignal).off("SIGHUP", onSignal);
         await (await import("../../sources/index.js")).closeNftSources();
+      }
+    });
+
+  watchCommand
+    .command("status")
+    .description(
+      "List the watch's emails that did not go out (delivery unknown, failed, waiting to be sent again) as JSON",
+    )
+    .option(...CONFIG_FLAG)
+    .option("--all", "list every email, sent ones too")
+    .action(async (options: { config?: string; all?: boolean }) => {
+      const config = await readConfig(requireConfig(options));
+      const { watchStatus } = await import("../../watch/watch.js");
+      try {
+        await printJson(await watchStatus({ config, ...(options.all ? { all: true } : {}) }));
+      } catch (err) {
+        await failed(err);
+      }
+    });
+
+  watchCommand
+    .command("resend")
+    .description("Send these emails again at the watch's next poll (only delivery unknown or failed ones)")
+    .argument("<custom-id...>", "the emails' custom ids, as `chainmail watch status` lists them")
+    .option(...CONFIG_FLAG)
+    .action(async (customIds: string[], options: { config?: string }) => {
+      const config = await readConfig(requireConfig(options));
+      const { resendWatchMails } = await import("../../watch/watch.js");
+      try {
+        const outcome = await resendWatchMails({ config, customIds });
+        await printJson(outcome);
+        process.exitCode = outcome.not_resent.length ? EXIT.ERROR : EXIT.OK;
+      } catch (err) {
+        await failed(err);
       }
     });
 }

@@ -1,11 +1,14 @@
 /**
  * The outbox on disk: each accepted message as `<id>.eml` (exactly the MIME the smtp transport would send) and
- * one line per message in `index.jsonl`. The .eml is written first and never overwritten, then the index line
- * is appended in one write: an interrupted send leaves at most an unindexed file, never a line without its
- * message, and concurrent senders never interleave lines.
+ * one line per message in `index.jsonl`. A message is written whole under a partial name first
+ * (`<id>.eml.<host>-<pid>.partial`, never overwritten), then its index line is appended in one write (the commit:
+ * concurrent senders never interleave lines), then the file takes its name. A sender killed at any moment leaves
+ * at most a partial file: without its line it was never stored and is removed once its writer is gone; with its
+ * line it was, and takes its name. `recoverOutbox` does both, so each stored message has exactly one `.eml`.
  */
 import { randomBytes } from "node:crypto";
-import { appendFile, mkdir, readFile, rm, writeFile } from "node:fs/promises";
+import { appendFile, mkdir, readdir, readFile, rename, rm, writeFile } from "node:fs/promises";
+import { hostname } from "node:os";
 import { join, resolve } from "node:path";
 import { pathToFileURL } from "node:url";
 import { type ExactInteger, parseJson, stringifyJson } from "../../core/json.js";
@@ -48,9 +51,89 @@ export function fileUrl(dir: string, file: string): string {
   return pathToFileURL(resolve(dir, file)).href;
 }
 
-/** Creates the outbox directory if needed (once per send, not per message). */
+/** Outboxes already recovered by this process: leftovers are only ever made by a process that died. */
+const recovered = new Map<string, Promise<void>>();
+
+/** Creates the outbox directory if needed and recovers what a killed sender left (once per process). */
 export async function openOutbox(dir: string): Promise<void> {
   await mkdir(dir, { recursive: true });
+  await recoverOnce(dir);
+}
+
+/** Recovers an outbox once per process (before this process writes to it); later calls wait for that. */
+export function recoverOnce(dir: string): Promise<void> {
+  const key = resolve(dir);
+  let done = recovered.get(key);
+  if (!done) {
+    done = recoverOutbox(dir).then(() => undefined);
+    recovered.set(key, done);
+    done.catch(() => recovered.delete(key));
+  }
+  return done;
+}
+
+/** This host, as it appears in partial names (a partial's writer can only be judged alive on its own host). */
+const HOST = hostname().replace(/[^A-Za-z0-9_-]/g, "_") || "host";
+const PARTIAL = /^(.+\.eml)\.([A-Za-z0-9_-]+)-(\d+)\.partial$/;
+
+const partialName = (file: string) => `${file}.${HOST}-${process.pid}.partial`;
+/** Partial files this process is writing right now. */
+const writing = new Set<string>();
+
+/** Gives a stored message its name, unless another process (its writer, or a recovery) just did. */
+async function renameIfThere(from: string, to: string): Promise<void> {
+  try {
+    await rename(from, to);
+  } catch (err) {
+    if ((err as NodeJS.ErrnoException).code !== "ENOENT") throw err;
+  }
+}
+
+/** Whether the process `pid` of this host still runs (a live writer's partial file is not a leftover). */
+function running(pid: number): boolean {
+  try {
+    process.kill(pid, 0);
+    return true;
+  } catch (err) {
+    return (err as NodeJS.ErrnoException).code === "EPERM";
+  }
+}
+
+/**
+ * Finishes or removes what senders killed midway left: a partial file whose index line was written takes its name
+ * (it was stored); one without a line, whose writer no longer runs on this host, is removed (it never was). Files
+ * of writers on other hosts, or still running, are left alone. Resolves to what it did.
+ */
+export async function recoverOutbox(dir: string): Promise<{ finished: string[]; removed: string[] }> {
+  const out = { finished: [] as string[], removed: [] as string[] };
+  let names: string[];
+  try {
+    names = await readdir(dir);
+  } catch (err) {
+    if ((err as NodeJS.ErrnoException).code === "ENOENT") return out;
+    throw err;
+  }
+  const partials = names.flatMap((name) => {
+    const match = PARTIAL.exec(name);
+    return match ? [{ name, file: match[1]!, host: match[2]!, pid: Number(match[3]) }] : [];
+  });
+  if (!partials.length) return out;
+  const indexed = new Set((await listOutbox(dir)).map((entry) => entry.file));
+  for (const partial of partials) {
+    if (indexed.has(partial.file)) {
+      await renameIfThere(join(dir, partial.name), join(dir, partial.file));
+      out.finished.push(partial.file);
+    } else if (
+      partial.host === HOST &&
+      !writing.has(partial.name) &&
+      // This process's own id: a previous process that had it (a container's first process is always 1).
+      (partial.pid === process.pid || !running(partial.pid))
+    ) {
+      await rm(join(dir, partial.name), { force: true });
+      out.removed.push(partial.name);
+    }
+  }
+  return out;
 }
 
 /** Stores one message in an opened outbox; `recipients` are the ids its result reports. */
@@ -75,12 +158,22 @@ export async function storeMessage(
     size: message.raw.length,
     recipients,
   };
-  await writeFile(join(dir, file), message.raw, { flag: "wx" });
+  const name = partialName(file);
+  const partial = join(dir, name);
+  writing.add(name);
   try {
-    await appendFile(join(dir, INDEX_FILE), `${stringifyJson(entry)}\n`);
-  } catch (err) {
-    await rm(join(dir, file), { force: true }).catch(() => undefined);
-    throw err;
+    await writeFile(partial, message.raw, { flag: "wx" });
+    try {
+      await appendFile(join(dir, INDEX_FILE), `${stringifyJson(entry)}\n`);
+    } catch (err) {
+      await rm(partial, { force: true }).catch(() => undefined);
+      throw err;
+    }
+    // Stored: the line is written. A crash before the rename leaves it to `recoverOutbox` (which may also have
+    // done it already, from another process).
+    await renameIfThere(partial, join(dir, file));
+  } finally {
+    writing.delete(name);
   }
   return entry;
 }
@@ -116,5 +209,13 @@ export async function findInOutbox(dir: string, key: string): Promise<{ entry: O
       e.recipients.some((r) => r.MessageUUID === key || String(r.MessageID) === key),
   );
   if (!entry) return undefined;
-  return { entry, eml: await readFile(join(dir, entry.file)) };
+  const path = join(dir, entry.file);
+  try {
+    return { entry, eml: await readFile(path) };
+  } catch (err) {
+    if ((err as NodeJS.ErrnoException).code !== "ENOENT") throw err;
+    // Stored by a sender killed before its file took its name: give it its name now.
+    await recoverOutbox(dir);
+    return { entry, eml: await readFile(path) };
+  }
 }

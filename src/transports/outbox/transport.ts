@@ -10,7 +10,7 @@ import { renderEach } from "../mime/render.js";
 import { successEntry } from "../mime/results.js";
 import { batchError, cancelledError, failedOutcome, messageStatuses, notSentResult } from "../outcome.js";
 import type { MailTransport, SendOutcome } from "../types.js";
-import { fileUrl, listOutbox, newOutboxId, type OutboxEntry, openOutbox, storeMessage } from "./store.js";
+import { fileUrl, listOutbox, newOutboxId, type OutboxEntry, openOutbox, recoverOnce, storeMessage } from "./store.js";
 
 export function outboxTransport(config: Config): MailTransport {
   const dir = config.outboxDir;
@@ -71,8 +71,10 @@ export function outboxTransport(config: Config): MailTransport {
       ctx.logger?.error({ transport: "outbox", outbox: dir, reason }, "outbox write failed");
       return failedOutcome(results, error);
     },
-    // The index line is the outbox's commit: a message with no line was never stored (at most an orphan .eml).
+    // The index line is the outbox's commit: a message with no line was never stored (its partial file, left by a
+    // sender that died, is removed before it is sent again).
     async lookup(customIds) {
+      await recoverOnce(dir);
       const byCustomId = new Map<string, OutboxEntry>();
       for (const entry of await listOutbox(dir)) if (entry.custom_id) byCustomId.set(entry.custom_id, entry);
       return new Map(
