@@ -1,5 +1,6 @@
-/** Small helpers the commands share: reading `--input`, writing JSON, exit codes. */
-import { readFile } from "node:fs/promises";
+/** Small helpers the commands share: reading `--input` and other files, writing JSON, exit codes. */
+import { createReadStream } from "node:fs";
+import { intSetting } from "../core/config.js";
 import { parseJson, stringifyJson } from "../core/json.js";
 
 /** Exit statuses: 0 success port fired, 1 error port fired, 2 usage error. */
@@ -24,20 +25,46 @@ export function integerOption(
   return n;
 }
 
+/** `n` bytes for people: `1 MiB`, `30 MiB`, `1500 bytes`. */
+const bytesText = (n: number): string =>
+  n % 2 ** 20 === 0 ? `${n / 2 ** 20} MiB` : n % 1024 === 0 ? `${n / 1024} KiB` : `${n} bytes`;
+
+/**
+ * Reads a file (or, for `-`, standard input) as text, at most `limit` bytes: what is larger is refused as soon as it
+ * is, whatever it is (a file, a pipe, a device that never ends such as /dev/urandom), so memory stays bounded.
+ * `what` names it in messages, e.g. `--config watch.json`.
+ */
+export async function readTextFile(path: string, limit: number, what: string): Promise<string> {
+  const chunks: Buffer[] = [];
+  let size = 0;
+  try {
+    const source = path === "-" ? process.stdin : createReadStream(path, { highWaterMark: 64 * 1024 });
+    // Leaving the loop early (the limit) closes the stream: nothing more is read.
+    for await (const chunk of source as AsyncIterable<Buffer>) {
+      size += chunk.length;
+      if (size > limit) throw new UsageError(`${what} is larger than ${bytesText(limit)}: at most that is read`);
+      chunks.push(chunk);
+    }
+  } catch (err) {
+    if (err instanceof UsageError) throw err;
+    throw new UsageError(`Cannot read ${what}: ${(err as Error).message}`);
+  }
+  return Buffer.concat(chunks).toString("utf8");
+}
+
+/** The largest `--input` read: the service's request body limit (CHAINMAIL_BODY_LIMIT_BYTES, default 30 MiB). */
+const inputLimit = () => intSetting(process.env, "CHAINMAIL_BODY_LIMIT_BYTES", 30 * 1024 * 1024, 1);
+
 /** `--input` is JSON text, `@path` to a file, or `-` for standard input. */
 export async function readInput(spec: string): Promise<unknown> {
   let text: string;
   let from: string;
   if (spec === "-") {
-    text = await readStdin();
     from = "standard input";
+    text = await readTextFile("-", inputLimit(), "--input - (standard input)");
   } else if (spec.startsWith("@")) {
     from = spec.slice(1);
-    try {
-      text = await readFile(from, "utf8");
-    } catch (err) {
-      throw new UsageError(`Cannot read --input file ${from}: ${(err as Error).message}`);
-    }
+    text = await readTextFile(from, inputLimit(), `--input file ${from}`);
   } else {
     text = spec;
     from = "--input";
@@ -47,12 +74,6 @@ export async function readInput(spec: string): Promise<unknown> {
   } catch (err) {
     throw new UsageError(`The input from ${from} is not valid JSON: ${(err as Error).message}`);
   }
-}
-
-async function readStdin(): Promise<string> {
-  const chunks: Buffer[] = [];
-  for await (const chunk of process.stdin) chunks.push(chunk as Buffer);
-  return Buffer.concat(chunks).toString("utf8");
 }
 
 // A reader that goes away (`chainmail run … | head`) is not an error worth a stack trace: stop quietly.

@@ -1,24 +1,15 @@
 /** `chainmail watch --config watch.json [--dry-run] [--once]`: NFT activity to email until Ctrl-C. */
-import { readFile, stat } from "node:fs/promises";
 import type { Command } from "commander";
 import { ChainmailError } from "../../core/errors.js";
 import { parseJson, stringifyJson } from "../../core/json.js";
 import type { Logger } from "../../core/node.js";
-import { EXIT, printJson, UsageError, write } from "../io.js";
+import { EXIT, printJson, readTextFile, UsageError, write } from "../io.js";
 
 /** A watch file is a few rules: anything larger is a mistake (or hostile) and is not read. */
 const MAX_CONFIG_BYTES = 1024 * 1024;
 
 async function readConfig(path: string): Promise<unknown> {
-  let text: string;
-  try {
-    const size = (await stat(path)).size;
-    if (size > MAX_CONFIG_BYTES) throw new UsageError(`--config ${path} is ${size} bytes; at most 1 MiB is read`);
-    text = await readFile(path, "utf8");
-  } catch (err) {
-    if (err instanceof UsageError) throw err;
-    throw new UsageError(`Cannot read --config ${path}: ${(err as Error).message}`);
-  }
+  const text = await readTextFile(path, MAX_CONFIG_BYTES, `--config ${path}`);
   try {
     return parseJson(text);
   } catch (err) {
