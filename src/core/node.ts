@@ -7,7 +7,7 @@ import type { Static, TProperties, TSchema } from "@sinclair/typebox";
 import { type Config, defaultConfig } from "./config.js";
 import type { ErrorPayload, Violation } from "./errors.js";
 import { invalidInput, toErrorPayload } from "./errors.js";
-import type { AttemptEvent } from "./http.js";
+import { type AttemptEvent, scrub } from "./http.js";
 import { checkPort, readJsonData, unreadable } from "./validate.js";
 
 /** Minimal structured logger (pino-compatible). Secrets are never passed to it. */
@@ -77,13 +77,61 @@ export async function runNode<I extends TProperties, O extends TProperties>(
   ctx: Partial<RunContext> = {},
 ): Promise<NodeOutput<O> & { error?: ErrorPayload }> {
   const context: RunContext = { ...ctx, config: ctx.config ?? defaultConfig() };
+  const secrets = configSecrets(context.config);
+  let output: NodeOutput<O> & { error?: ErrorPayload };
   try {
-    const prepared = prepareInput(node, input, context);
-    if ("violations" in prepared) return { error: invalidInput(prepared.violations) } as NodeOutput<O>;
-    return await node.run(prepared.values, context);
+    const prepared = prepareInput(node, input, context, secrets);
+    if ("violations" in prepared) output = { error: invalidInput(prepared.violations) } as NodeOutput<O>;
+    else output = await node.run(prepared.values, context);
   } catch (err) {
-    return { error: toErrorPayload(err) } as NodeOutput<O>;
+    output = { error: toErrorPayload(err) } as NodeOutput<O>;
   }
+  // The last guard: no credential, the operator's or one the caller gave (wherever they put it), in an error.
+  if (output.error) output.error = scrubPayload(output.error, secrets) as ErrorPayload;
+  return output;
+}
+
+/** The credentials of the configuration: never in any output. */
+function configSecrets(config: Config): string[] {
+  const out = [config.nftport.apiKey, config.opensea.apiKey, config.mailjet.userId, config.mailjet.password];
+  if (config.smtpUrl) {
+    try {
+      const url = new URL(config.smtpUrl);
+      out.push(decodeURIComponent(url.password), url.password);
+    } catch {
+      // not a URL: the smtp transport says so, without it
+    }
+  }
+  return out.filter((s): s is string => typeof s === "string" && s.length > 0);
+}
+
+/**
+ * The strings of a value given to a port that holds credentials (at most 64): all of them, but for the fields its
+ * schema knows as not secret (`params.chain`), so that a key is found however it was given (the port itself, in an
+ * array, under a misspelt name) and a chain name is not taken for one.
+ */
+function secretsIn(value: unknown, schema: TSchema, out: string[]): void {
+  if (out.length >= 64) return;
+  if (typeof value === "string") out.push(value);
+  else if (Array.isArray(value)) for (const item of value) secretsIn(item, schema, out);
+  else if (value && typeof value === "object") {
+    const known = (schema.properties ?? {}) as Record<string, TSchema>;
+    for (const [key, item] of Object.entries(value)) {
+      if (Object.hasOwn(known, key) && known[key]!["x-secret"] !== true) continue;
+      secretsIn(item, schema, out);
+    }
+  }
+}
+
+/** An error payload with every secret replaced, in its sentence and anywhere in its details. */
+function scrubPayload(value: unknown, secrets: readonly string[]): unknown {
+  if (!secrets.length) return value;
+  if (typeof value === "string") return scrub(value, secrets);
+  if (Array.isArray(value)) return value.map((item) => scrubPayload(item, secrets));
+  if (value && typeof value === "object") {
+    return Object.fromEntries(Object.entries(value).map(([k, v]) => [k, scrubPayload(v, secrets)]));
+  }
+  return value;
 }
 
 /**
@@ -96,6 +144,7 @@ function prepareInput<I extends TProperties>(
   node: NodeDefinition<I, TProperties>,
   input: unknown,
   ctx: RunContext,
+  secrets: string[],
 ): { values: PortValues<I> } | { violations: Violation[] } {
   const ports = Object.keys(node.inputs);
   if (!isObjectInput(input)) {
@@ -134,7 +183,12 @@ function prepareInput<I extends TProperties>(
     if (read.violations) {
       violations.push(...read.violations);
       broken.add(port);
-    } else given[port] = read.value;
+    } else {
+      given[port] = read.value;
+      // What the caller put into a port that holds credentials is secret, whatever shape they gave it.
+      const schema = node.inputs[port] as TSchema;
+      if (schema["x-secret"] === true) secretsIn(read.value, schema, secrets);
+    }
   }
   const raw = node.prepare ? node.prepare(given, ctx) : given;
   const values: Record<string, unknown> = {};

@@ -216,9 +216,12 @@ export function unreadable(field: string, err: unknown): Violation {
 function validatePort(portName: string, schema: TSchema, value: unknown): Violation[] {
   const check = checkerOf(schema);
   if (check.Check(value)) return [];
+  // A port that holds credentials (`params`) never echoes what it was given, wherever in it the mistake is: a key
+  // given as the port itself, inside an array, under a misspelt name.
+  const holdsSecrets = schema["x-secret"] === true;
   const byField = new Map<string, Violation>();
   for (const error of check.Errors(value)) {
-    const violation = describe(portName, error);
+    const violation = describe(portName, error, holdsSecrets);
     // The first error on a field is the most specific one TypeBox reports; keep one per field.
     if (!byField.has(violation.field)) byField.set(violation.field, violation);
   }
@@ -245,10 +248,34 @@ function fieldOf(prefix: string, path: readonly (string | number)[]): string {
   return field;
 }
 
-function describe(portName: string, error: ValueError): Violation {
+/**
+ * Whether a field's name says it holds a credential (`api_key`, `apiKey`, `password`, `Authorization`, `user id`,
+ * `access_token`, …; not `token_id`): its value is never shown. Each name of the path is judged by its letters.
+ */
+export function mayBeSecret(field: string): boolean {
+  return field
+    .split(/[.[\]"]+/)
+    .map((name) => name.toLowerCase().replace(/[^a-z]/g, ""))
+    .some(
+      (name) =>
+        /apikey|secret|passw|passphrase|credential|authoriz|bearer/.test(name) ||
+        /^(key|keys|token|tokens|pwd|pass|auth|user|userid)$/.test(name) ||
+        /(key|token)s?$/.test(name),
+    );
+}
+
+/** What a value is, without what it holds: "a string", "an array", … */
+function kindOf(value: unknown): string {
+  if (value === null) return "null";
+  if (Array.isArray(value)) return "an array";
+  if (typeof value === "object") return "an object";
+  return typeof value === "number" || typeof value === "bigint" ? "a number" : `a ${typeof value}`;
+}
+
+function describe(portName: string, error: ValueError, holdsSecrets = false): Violation {
   const schema = error.schema as TSchema & Record<string, unknown>;
   const field = pointerToField(portName, error.path);
-  const secret = schema["x-secret"] === true;
+  const secret = holdsSecrets || schema["x-secret"] === true || mayBeSecret(field);
   const missing =
     error.type === ValueErrorType.ObjectRequiredProperty ||
     (error.value === undefined && error.type !== ValueErrorType.ObjectAdditionalProperties);
@@ -264,8 +291,11 @@ function describe(portName: string, error: ValueError): Violation {
       message: `${field} is not a known field (known fields: ${allowed.join(", ")})`,
     };
   }
-  const rule = ruleOf(schema, error);
-  const shown = secret ? "[secret]" : show(error.value);
+  // A rule that names an item (each item at most once) would show part of the value.
+  const rule =
+    secret && error.type === ValueErrorType.ArrayUniqueItems ? "each item at most once" : ruleOf(schema, error);
+  // Where it was and what was expected, never what it was.
+  const shown = secret ? `[${kindOf(error.value)}, not shown: it may be a secret]` : show(error.value);
   return {
     field,
     ...(secret ? {} : { value: error.value }),
@@ -319,5 +349,7 @@ function show(value: unknown): string {
   // stringifyJson: a wrong value may hold integers beyond 2^53 (bigints), which JSON.stringify cannot print.
   const text = stringifyJson(value);
   if (text === undefined) return String(value);
-  return text.length > 80 ? `${text.slice(0, 77)}...` : text;
+  // A URL's password (a database URL given in the wrong place) is not shown either.
+  const masked = text.replace(/(\/\/[^/:@\s"]*):[^@\s"]*@/g, "$1:***@");
+  return masked.length > 80 ? `${masked.slice(0, 77)}...` : masked;
 }

@@ -85,7 +85,8 @@ export const EmailParams = Type.Object(
     }),
     password: Type.String({ ...credential, description: "Mailjet secret key (or SMTP password)" }),
   },
-  { additionalProperties: false, title: "Params: mail provider credentials" },
+  // Holds credentials: no value given here is ever echoed in an error, wherever in it the mistake is.
+  { additionalProperties: false, title: "Params: mail provider credentials", "x-secret": true },
 );
 export type EmailParams = Static<typeof EmailParams>;
 

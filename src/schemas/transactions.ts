@@ -238,6 +238,7 @@ export const NftParams = Type.Object(
     }),
     chain: Type.Optional(Chain),
   },
-  { ...strict, title: "Params: the source's API key and chain" },
+  // Holds a credential: no value given here is ever echoed in an error, wherever in it the mistake is.
+  { ...strict, title: "Params: the source's API key and chain", "x-secret": true },
 );
 export type NftParams = Static<typeof NftParams>;
