@@ -110,7 +110,7 @@ describe("chainmail run: usage errors exit 2", () => {
     ],
     ["--limit abc", ["run", "nft-transactions-on-chain", "--input", "{}", "--limit", "abc"], /--limit abc is invalid/],
     ["--limit -1", ["run", "nft-transactions-on-chain", "--input", "{}", "--limit=-1"], /--limit -1 is invalid/],
-    ["no --input", ["run", "nft-transactions-on-chain"], /required option/],
+    ["no --input", ["run", "nft-transactions-on-chain"], /--input <json\|@file\|-> is required/],
   ])("%s", async (_name, args, message) => {
     const r = await cli(args);
     expect(r.code).toBe(2);

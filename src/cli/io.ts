@@ -10,6 +10,15 @@ export class UsageError extends Error {
   override name = "UsageError";
 }
 
+/**
+ * A flag that must be given. Checked by the command itself rather than declared required: commander checks required
+ * flags before unknown ones, and `--inptu` must be reported as the misspelling it is, not as a missing `--input`.
+ */
+export function required<T>(flag: string, value: T | undefined): T {
+  if (value === undefined) throw new UsageError(`${flag} is required`);
+  return value;
+}
+
 /** A flag's integer value from 0 to `max`; undefined when the flag was not given. */
 export function integerOption(
   flag: string,

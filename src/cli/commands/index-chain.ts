@@ -4,7 +4,7 @@ import type { Command } from "commander";
 import { defaultConfig } from "../../core/config.js";
 import { displayTarget } from "../../db/database.js";
 import type { IndexProgress } from "../../sources/index/indexer.js";
-import { integerOption, UsageError } from "../io.js";
+import { integerOption, required, UsageError } from "../io.js";
 
 interface IndexOptions {
   rpc?: string;
@@ -133,9 +133,10 @@ export function registerIndexChain(program: Command): void {
   index
     .command("migrate")
     .description("Copy an index to another database, e.g. an SQLite file into PostgreSQL")
-    .requiredOption("--from <path|url>", "the index to copy (an SQLite file or a postgres:// URL)")
-    .requiredOption("--to <url|path>", "the database to fill: empty, or holding an interrupted copy")
-    .action(async (options: MigrateOptions) => {
+    .option("--from <path|url>", "the index to copy (an SQLite file or a postgres:// URL; required)")
+    .option("--to <url|path>", "the database to fill: empty, or holding an interrupted copy (required)")
+    .action(async (given: Partial<MigrateOptions>) => {
+      const options = { from: required("--from <path|url>", given.from), to: required("--to <url|path>", given.to) };
       if (options.from === options.to) throw new UsageError("--from and --to name the same database");
       const progress = process.stderr.isTTY
         ? (p: { records: number; total: number }) => process.stderr.write(`\r${p.records} of ${p.total} records copied`)

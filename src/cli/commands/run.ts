@@ -3,10 +3,10 @@ import { setFlagsFromString } from "node:v8";
 import type { Command } from "commander";
 import { stringifyJson } from "../../core/json.js";
 import type { AnyNode } from "../../core/node.js";
-import { EXIT, integerOption, printJson, readInput, UsageError, write } from "../io.js";
+import { EXIT, integerOption, printJson, readInput, required, UsageError, write } from "../io.js";
 
 interface RunOptions {
-  input: string;
+  input?: string;
   all?: boolean;
   limit?: string;
 }
@@ -16,7 +16,7 @@ export function registerRun(program: Command): void {
     .command("run")
     .description("Run one node on an input object and print the output object as JSON")
     .argument("<node-id>", "the node to run (chainmail nodes lists them)")
-    .requiredOption("-i, --input <json|@file|->", "the input object, keyed by input port")
+    .option("-i, --input <json|@file|->", "the input object, keyed by input port (required)")
     .option("--all", "fetch every page and print one output holding every record")
     .option("--limit <n>", "stop after exactly n records (implies paging)")
     .action(async (id: string, options: RunOptions) => {
@@ -31,7 +31,7 @@ export function registerRun(program: Command): void {
       const { getNode, nodes } = await import("../../nodes/index.js");
       const node = getNode(id);
       if (!node) throw new UsageError(`Unknown node "${id}". Nodes: ${Object.keys(nodes).join(", ")}`);
-      const input = await readInput(options.input);
+      const input = await readInput(required("-i, --input <json|@file|->", options.input));
       const limit = integerOption("--limit", options.limit);
       const paging = options.all || limit !== undefined;
       if (paging && node.successPort !== "data")

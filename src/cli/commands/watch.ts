@@ -3,7 +3,7 @@ import type { Command } from "commander";
 import { ChainmailError } from "../../core/errors.js";
 import { parseJson, stringifyJson } from "../../core/json.js";
 import type { Logger } from "../../core/node.js";
-import { EXIT, printJson, readTextFile, UsageError, write } from "../io.js";
+import { EXIT, printJson, readTextFile, required, UsageError, write } from "../io.js";
 
 /** A watch file is a few rules: anything larger is a mistake (or hostile) and is not read. */
 const MAX_CONFIG_BYTES = 1024 * 1024;
@@ -28,10 +28,7 @@ function jsonLogger(): Logger {
 /** The watch file flag every `watch` command takes. */
 const CONFIG_FLAG = ["--config <file>", "the watch file (JSON): rules, templates, source"] as const;
 
-function requireConfig(options: { config?: string }): string {
-  if (options.config === undefined) throw new UsageError("--config <file> is required: the watch file");
-  return options.config;
-}
+const requireConfig = (options: { config?: string }): string => required("--config <file>", options.config);
 
 /** Writes a watch command's `{ error }` payload on stdout and its sentence on stderr; exit 1. */
 async function failed(err: unknown): Promise<void> {
@@ -42,11 +39,10 @@ async function failed(err: unknown): Promise<void> {
 }
 
 export function registerWatch(program: Command): void {
-  // Options after `watch status` / `watch resend` are theirs, not the watch's own.
-  program.enablePositionalOptions();
   const watchCommand = program
     .command("watch")
     .description("Email NFT activity as it happens: rules read new records from the index or NFTPort and mail them")
+    // Options after `watch status` / `watch resend` are theirs, not the watch's own.
     .enablePositionalOptions()
     .option(...CONFIG_FLAG)
     .option("--dry-run", "print the emails the next poll would send (JSON lines); write and send nothing")

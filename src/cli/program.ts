@@ -1,0 +1,44 @@
+/** The `chainmail` command line as one commander program: every command, `--version`, and how usage errors read. */
+import { readFileSync } from "node:fs";
+import { Command } from "commander";
+import { registerDemo } from "./commands/demo.js";
+import { registerIndexChain } from "./commands/index-chain.js";
+import { registerNodes } from "./commands/nodes.js";
+import { registerOutbox } from "./commands/outbox.js";
+import { registerRun } from "./commands/run.js";
+import { registerServe } from "./commands/serve.js";
+import { registerWatch } from "./commands/watch.js";
+
+/** The package's version (package.json sits two levels above this module in src/ and in dist/). */
+function packageVersion(): string {
+  return JSON.parse(readFileSync(new URL("../../package.json", import.meta.url), "utf8")).version;
+}
+
+export function buildProgram(): Command {
+  const program = new Command()
+    .name("chainmail")
+    .description("Ethereum NFT transactions and batch email, as typed nodes")
+    .version(packageVersion(), "-V, --version", "print the version of chainmail")
+    // A command's options come after its name (`chainmail watch status --config f`: --config is status's own).
+    .enablePositionalOptions()
+    .exitOverride();
+  registerRun(program);
+  registerNodes(program);
+  registerIndexChain(program);
+  registerDemo(program);
+  registerServe(program);
+  registerOutbox(program);
+  registerWatch(program);
+  hintHelpAfterErrors(program);
+  return program;
+}
+
+/**
+ * After a usage error (an unknown or misspelt flag, with the closest known one suggested; a missing argument), one
+ * line saying where the usage is, not the whole help again.
+ */
+function hintHelpAfterErrors(command: Command, path: readonly string[] = []): void {
+  const name = [...path, command.name()].join(" ");
+  command.showHelpAfterError(`See: ${name} --help`);
+  for (const sub of command.commands) hintHelpAfterErrors(sub, [...path, command.name()]);
+}
