@@ -152,7 +152,7 @@ describe.skipIf(process.platform !== "linux")("chainmail demo (npm start)", () =
     expect(anvilsOnPort(anvilPort!)).toHaveLength(1);
     child.kill("SIGINT");
     expect(await exit).toBe(0);
-    expect(output).toContain("Stopped: service, indexer and anvil are down.");
+    expect(output).toContain("Stopped: service, indexer, watch and anvil are down.");
     expect(anvilsOnPort(anvilPort!)).toEqual([]);
     await expect(fetch(`${url}/healthz`)).rejects.toThrow();
   });

@@ -29,6 +29,11 @@ export interface DemoOptions {
   env?: Record<string, string | undefined>;
   /** Where the demo's report goes, line by line. Default stdout. */
   print?: (line: string) => void;
+  /**
+   * Aborting it during start-up stops at once whatever had started (in reverse order) and rejects with `aborted`:
+   * a Ctrl-C never waits for a step that may never finish (anvil dies with the same Ctrl-C).
+   */
+  signal?: AbortSignal;
 }
 
 export interface RunningDemo {
@@ -49,25 +54,40 @@ export async function startDemo(options: DemoOptions = {}): Promise<RunningDemo>
   // Undo stack: whatever started is stopped, in reverse order, on failure and on stop().
   const cleanups: (() => Promise<void>)[] = [];
   let stopping: Promise<void> | undefined;
+  const undo = (cleanup: () => Promise<void>) =>
+    cleanup().catch((err) => print(`  (while stopping: ${err instanceof Error ? err.message : err})`));
   const stop = () => {
     stopping ??= (async () => {
-      for (const cleanup of cleanups.reverse()) {
-        await cleanup().catch((err) => print(`  (while stopping: ${err instanceof Error ? err.message : err})`));
-      }
+      for (const cleanup of cleanups.reverse()) await undo(cleanup);
     })();
     return stopping;
   };
+  // A step that finishes after the demo was stopped has its work undone at once.
+  const started = (cleanup: () => Promise<void>) => {
+    if (stopping) void stopping.then(() => undo(cleanup));
+    else cleanups.push(cleanup);
+  };
+  // Each start-up step races the signal: stopped during start-up, the demo does not wait for the step to end.
+  const abort = options.signal;
+  let onAbort: (() => void) | undefined;
+  const aborted = new Promise<never>((_, reject) => {
+    onAbort = () => reject(new ChainmailError("ABORTED", "The demo was stopped during start-up."));
+    if (abort?.aborted) onAbort();
+    else abort?.addEventListener("abort", onAbort, { once: true });
+  });
+  aborted.catch(() => undefined);
+  const step = <T>(work: Promise<T>): Promise<T> => Promise.race([work, aborted]);
 
   try {
     print("chainmail demo: a local Ethereum dev chain, indexed and served. No network, no keys.\n");
     rmSync(dataDir, { recursive: true, force: true });
     mkdirSync(dataDir, { recursive: true });
 
-    const anvil = await startAnvil();
-    cleanups.push(() => anvil.stop());
+    const anvil = await step(startAnvil());
+    started(() => anvil.stop());
     print(`1. anvil (dev chain) at ${anvil.rpcUrl}`);
 
-    const deployed = await deployAll(anvil.rpcUrl);
+    const deployed = await step(deployAll(anvil.rpcUrl));
     print("2. deployed from real artifacts:");
     print(`     Seaport 1.6        ${deployed.seaport}   (ConduitController ${deployed.conduitController})`);
     print(`     ERC-721            ${deployed.erc721}`);
@@ -75,7 +95,7 @@ export async function startDemo(options: DemoOptions = {}): Promise<RunningDemo>
     print(`     WETH (TestERC20)   ${deployed.weth}`);
     print(`     ETH/USD price feed ${deployed.priceFeed}`);
 
-    const manifest = await createActivity(anvil.rpcUrl, deployed);
+    const manifest = await step(createActivity(anvil.rpcUrl, deployed));
     print(`3. created activity in blocks ${manifest.blocks[0]}-${manifest.blocks[1]}: ${countKinds(manifest.records)}`);
 
     const config = loadConfig({ ...env, NFT_SOURCE: "index", INDEX_DB: dbPath });
@@ -87,43 +107,52 @@ export async function startDemo(options: DemoOptions = {}): Promise<RunningDemo>
       ethTokens: [deployed.weth],
       config,
     };
-    const caughtUp = await indexChain({ ...indexOptions, follow: false });
+    const catchingUp = new AbortController();
+    const caughtUp = await step(indexChain({ ...indexOptions, follow: false, signal: catchingUp.signal })).catch(
+      (err: unknown) => {
+        catchingUp.abort();
+        throw err;
+      },
+    );
     print(`4. indexed to block ${caughtUp.lastBlock}: ${caughtUp.records} records in ${dbPath}`);
     // Then keep following the chain, so activity sent to anvil from now on shows up in the service too.
     const following = new AbortController();
     const follower = indexChain({ ...indexOptions, follow: true, signal: following.signal }).catch((err) => {
       if (!following.signal.aborted) print(`  indexer stopped: ${err instanceof Error ? err.message : err}`);
     });
-    cleanups.push(async () => {
+    started(async () => {
       following.abort();
       await follower;
     });
-    cleanups.push(async () => closeIndexSources());
+    started(async () => closeIndexSources());
 
-    const server = await listen(options, config);
-    cleanups.push(() => server.close());
+    const server = await step(listen(options, config));
+    started(() => server.close());
     print(`5. HTTP service at ${server.url} (NFT_SOURCE=index)\n`);
 
-    const sales = await runRetrievers(config, deployed, manifest, print);
+    const sales = await step(runRetrievers(config, deployed, manifest, print));
 
     // The email side: a digest of the sales through the outbox transport (an .eml file, no mail server).
-    const digest = await sendSalesDigest(sales, join(dataDir, "outbox"), env);
+    const digest = await step(sendSalesDigest(sales, join(dataDir, "outbox"), env));
     print(`6. sales digest email ${digest.summary}`);
 
     // The watch: it follows the index, and the sale made now reaches the outbox as an email of its own.
-    const watching = await startWatch(deployed, dataDir, dbPath, env, print);
-    cleanups.push(watching.stop);
-    const live = await createLiveSale(anvil.rpcUrl, deployed);
-    const mailed = await watching.mailed;
+    const watching = await step(startWatch(deployed, dataDir, dbPath, env, print, started));
+    const live = await step(createLiveSale(anvil.rpcUrl, deployed));
+    const mailed = await step(watching.mailed);
     print(
       `7. chainmail watch: a sale made after start-up (block ${live.blockNumber}) was mailed to the outbox: "${mailed}"`,
     );
     print(`     (the watch keeps running: chainmail watch --config ${join(dataDir, "watch.json")} does the same)\n`);
 
     printHowToCall(server.url, deployed, dbPath, print);
+    abort?.removeEventListener("abort", onAbort!);
     return { rpcUrl: anvil.rpcUrl, serviceUrl: server.url, dbPath, deployed, manifest, stop };
   } catch (err) {
+    abort?.removeEventListener("abort", onAbort!);
     await stop();
+    // Stopped on request: that is what the caller hears, not what the interrupted step ran into.
+    if (abort?.aborted) throw new ChainmailError("ABORTED", "The demo was stopped during start-up.", { cause: err });
     throw err;
   }
 }
@@ -139,6 +168,7 @@ async function startWatch(
   dbPath: string,
   env: Record<string, string | undefined>,
   print: (line: string) => void,
+  onStop: (cleanup: () => Promise<void>) => void,
 ) {
   const config = {
     source: "index",
@@ -184,14 +214,13 @@ async function startWatch(
     signal: controller.signal,
     logger,
   }).catch((err) => print(`  watch stopped: ${err instanceof Error ? err.message : err}`));
+  // Stopped as soon as it runs, even when start-up is interrupted before it has started a rule.
+  onStop(async () => {
+    controller.abort();
+    await running;
+  });
   await ready;
-  return {
-    mailed: first,
-    stop: async () => {
-      controller.abort();
-      await running;
-    },
-  };
+  return { mailed: first };
 }
 
 /** Starts the service where asked (else where CHAINMAIL_PORT / CHAINMAIL_HOST say, else startServer's defaults). */

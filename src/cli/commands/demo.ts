@@ -2,6 +2,9 @@
 import type { Command } from "commander";
 import { EXIT, integerOption } from "../io.js";
 
+/** Writes the last line, then ends the process: work the stop abandoned (a call to a dead anvil) must not hold it. */
+const exitWith = (line: string, code: number) => process.stdout.write(line, () => process.exit(code));
+
 export function registerDemo(program: Command): void {
   program
     .command("demo")
@@ -13,28 +16,33 @@ export function registerDemo(program: Command): void {
     .option("--data-dir <dir>", "where the demo's index lives; wiped on every start", "data/demo")
     .action(async (options: { port?: string; host?: string; dataDir: string }) => {
       const port = integerOption("--port", options.port, 65535);
-      // First signal: orderly stop. A second one while stopping: exit at once (the exit hook still kills anvil).
+      // One Ctrl-C at any moment, start-up included, stops everything (a terminal's Ctrl-C also reaches anvil, in the
+      // same process group). A second one while stopping: exit at once (the exit hook still kills anvil).
+      const stopping = new AbortController();
       let signals = 0;
-      const stopped = new Promise<NodeJS.Signals>((resolve) => {
-        const onSignal = (signal: NodeJS.Signals) => {
-          if (++signals > 1) process.exit(130);
-          resolve(signal);
-        };
-        process.on("SIGINT", onSignal);
-        process.on("SIGTERM", onSignal);
-        process.on("SIGHUP", onSignal);
-      });
+      const onSignal = (signal: NodeJS.Signals) => {
+        if (++signals > 1) process.exit(130);
+        process.stdout.write(`\n${signal}: stopping…\n`);
+        stopping.abort(signal);
+      };
+      process.on("SIGINT", onSignal).on("SIGTERM", onSignal).on("SIGHUP", onSignal);
       const { startDemo } = await import("../../demo/demo.js");
-      const demo = await startDemo({
-        dataDir: options.dataDir,
-        ...(port !== undefined ? { port } : {}),
-        ...(options.host ? { host: options.host } : {}),
-      });
-      process.stdout.write("\nRunning. Press Ctrl-C to stop the service, the indexer and anvil.\n");
-      const signal = await stopped;
-      process.stdout.write(`\n${signal}: stopping…\n`);
+      let demo: Awaited<ReturnType<typeof startDemo>>;
+      try {
+        demo = await startDemo({
+          dataDir: options.dataDir,
+          signal: stopping.signal,
+          ...(port !== undefined ? { port } : {}),
+          ...(options.host ? { host: options.host } : {}),
+        });
+      } catch (err) {
+        if (!stopping.signal.aborted) throw err;
+        exitWith("Stopped during start-up: what had started (service, indexer, watch, anvil) is down.\n", EXIT.OK);
+        return;
+      }
+      process.stdout.write("\nRunning. Press Ctrl-C to stop the service, the indexer, the watch and anvil.\n");
+      if (!stopping.signal.aborted) await new Promise((resolve) => stopping.signal.addEventListener("abort", resolve));
       await demo.stop();
-      process.stdout.write("Stopped: service, indexer and anvil are down.\n");
-      process.exitCode = EXIT.OK;
+      exitWith("Stopped: service, indexer, watch and anvil are down.\n", EXIT.OK);
     });
 }

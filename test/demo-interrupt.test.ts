@@ -1,0 +1,103 @@
+/**
+ * One Ctrl-C at any moment of `chainmail demo` (what `npm start` runs) stops everything within seconds and says so:
+ * SIGINT to the whole process group, as a terminal sends it (anvil, in the same group, dies from it too), at several
+ * moments of start-up and once it runs. Afterwards no process of the group is left and the service's port is closed.
+ * Needs `npm run build` first (`npm test` does it).
+ */
+import { spawn } from "node:child_process";
+import { mkdtempSync, rmSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { afterAll, describe, expect, it } from "vitest";
+import { CLI } from "./helpers.js";
+
+const dataDirs: string[] = [];
+afterAll(() => {
+  for (const dir of dataDirs) rmSync(dir, { recursive: true, force: true });
+});
+
+/** Whether any process of the group `pgid` is still there. */
+function groupAlive(pgid: number): boolean {
+  try {
+    process.kill(-pgid, 0);
+    return true;
+  } catch {
+    return false;
+  }
+}
+
+/**
+ * Starts the demo as the leader of its own process group, waits until its output holds `marker` (and, with
+ * `healthz`, until the service answers /healthz), sends SIGINT to the group, and reports how it ended.
+ */
+async function interruptAt(marker: string, healthz = false) {
+  const dataDir = mkdtempSync(join(tmpdir(), "chainmail-demo-int-"));
+  dataDirs.push(dataDir);
+  const child = spawn(process.execPath, [CLI, "demo", "--port", "0", "--data-dir", dataDir], {
+    detached: true,
+    stdio: ["ignore", "pipe", "pipe"],
+  });
+  let output = "";
+  child.stdout.setEncoding("utf8").on("data", (d: string) => {
+    output += d;
+  });
+  child.stderr.setEncoding("utf8").on("data", (d: string) => {
+    output += d;
+  });
+  const exited = new Promise<number | null>((resolve) => child.once("exit", (code) => resolve(code)));
+  const until = async (done: () => boolean | Promise<boolean>, what: string) => {
+    const deadline = Date.now() + 60_000;
+    while (!(await done())) {
+      if (Date.now() > deadline || child.exitCode !== null) throw new Error(`${what}: not seen. Output:\n${output}`);
+      await new Promise((r) => setTimeout(r, 10));
+    }
+  };
+  try {
+    await until(() => output.includes(marker), marker);
+    const service = output.match(/HTTP service at (http:\/\/\S+)/)?.[1];
+    if (healthz) {
+      await until(
+        () =>
+          fetch(`${service}/healthz`).then(
+            (r) => r.ok,
+            () => false,
+          ),
+        "/healthz answering",
+      );
+    }
+    process.kill(-child.pid!, "SIGINT");
+    // A few seconds at most; far more here, so that a loaded machine does not decide.
+    const code = await Promise.race([exited, new Promise<"hung">((r) => setTimeout(() => r("hung"), 20_000))]);
+    const anvil = output.match(/anvil \(dev chain\) at (http:\/\/\S+)/)?.[1];
+    return { code, output, groupAlive: groupAlive(child.pid!), service, anvil };
+  } finally {
+    if (groupAlive(child.pid!)) process.kill(-child.pid!, "SIGKILL");
+  }
+}
+
+const refused = (url: string | undefined) =>
+  url === undefined
+    ? Promise.resolve(true)
+    : fetch(url, { method: "POST", body: "{}" }).then(
+        () => false,
+        () => true,
+      );
+
+describe.skipIf(process.platform === "win32")("Ctrl-C during chainmail demo", () => {
+  it.each([
+    ["while it deploys the contracts", "1. anvil", false, "Stopped during start-up"],
+    ["while it creates activity", "2. deployed", false, "Stopped during start-up"],
+    ["while it indexes", "3. created activity", false, "Stopped during start-up"],
+    ["right after the service answers /healthz", "5. HTTP service", true, "Stopped during start-up"],
+    ["while the watch starts", "6. sales digest", false, "Stopped during start-up"],
+    ["once it runs", "Press Ctrl-C", false, "Stopped: service, indexer, watch and anvil are down."],
+  ])("%s: stops everything and says so", async (_, marker, healthz, said) => {
+    const end = await interruptAt(marker, healthz);
+    expect(end.code, end.output).toBe(0);
+    expect(end.output).toContain("SIGINT: stopping…");
+    expect(end.output.trimEnd().split("\n").at(-1)).toContain(said);
+    expect(end.groupAlive).toBe(false);
+    expect(await refused(end.service)).toBe(true);
+    expect(await refused(end.anvil)).toBe(true);
+  });
+});
