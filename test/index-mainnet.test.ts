@@ -80,7 +80,7 @@ describe("real mainnet sales through chainmail index", () => {
       )
       .sort((a, b) => a.key[0]! - b.key[0]! || a.key[1]! - b.key[1]!)
       .map((e) => e.record);
-    expect(expected.length).toBe(48);
+    expect(expected.length).toBe(52);
     expect(await onChain(["sale"])).toEqual(expected);
   });
 

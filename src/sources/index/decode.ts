@@ -56,7 +56,10 @@ export interface Activity {
   sale?: SaleTerms;
 }
 
-export type ContractType = "ERC721" | "ERC1155";
+/** The lazy types are NFTPort's names for NFTs a sale minted on the way (Rarible's lazy-mint asset classes). */
+export type ContractType = "ERC721" | "ERC1155" | "ERC721_lazy" | "ERC1155_lazy";
+/** The standard a transfer log shows. */
+export type Standard = "ERC721" | "ERC1155";
 
 export interface SaleTerms {
   marketplace: string;

@@ -4,12 +4,16 @@
  */
 import { blur } from "./blur.js";
 import { cryptopunks } from "./cryptopunks.js";
+import { foundation } from "./foundation.js";
 import { looksrare } from "./looksrare.js";
+import { rarible } from "./rarible.js";
 import { MAINNET_SEAPORTS, seaport } from "./seaport.js";
 import { sudoswap } from "./sudoswap.js";
+import { superrare } from "./superrare.js";
 import type { Venue } from "./venue.js";
 import { wyvern } from "./wyvern.js";
 import { x2y2 } from "./x2y2.js";
+import { zora } from "./zora.js";
 
 export type { TransactionInfo, TxContext, Venue } from "./venue.js";
 export { MAINNET_SEAPORTS };
@@ -25,11 +29,27 @@ export interface VenueTable {
 
 /** The table of every venue; `seaports` replaces the mainnet Seaport addresses (the configured ones included). */
 export function venueTable(seaports: readonly string[] = MAINNET_SEAPORTS): VenueTable {
-  const venues: Venue[] = [seaport(seaports), blur, looksrare, x2y2, cryptopunks, sudoswap, wyvern];
+  const venues: Venue[] = [
+    seaport(seaports),
+    blur,
+    looksrare,
+    x2y2,
+    cryptopunks,
+    sudoswap,
+    wyvern,
+    rarible,
+    foundation,
+    zora,
+    superrare,
+  ];
   const byTopic = new Map<string, Venue>();
   const exchanges = new Set<string>();
   for (const venue of venues) {
-    for (const topic of venue.topics) byTopic.set(topic, venue);
+    for (const topic of venue.topics) {
+      // One venue per topic: a second would silently take the first one's logs.
+      if (byTopic.has(topic)) throw new Error(`topic ${topic} is claimed by two venues`);
+      byTopic.set(topic, venue);
+    }
     if (venue.addresses !== "any") for (const address of venue.addresses) exchanges.add(address);
   }
   return { byTopic, topics: [...byTopic.keys()], exchanges };

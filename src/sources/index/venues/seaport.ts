@@ -7,8 +7,11 @@
  * the NFT itself, the matchOrders override). Bid filled (offer = one currency item, consideration[0] = the NFT):
  * price = the offered amount; buyer = offerer, seller = recipient. Bundles and swaps are not understood.
  *
- * Attribution: Seaport is a protocol, not a marketplace. A fill whose order pays one of OpenSea's fee wallets or
- * uses one of OpenSea's zones is `opensea`; every other fill is `seaport`.
+ * Attribution: Seaport is a protocol, not a marketplace. A fill is named after the venue of its order, as the event
+ * shows it (SEAPORT_VENUES, first match wins): the exchange contract (marketplaces running their own copy of
+ * Seaport), then the order's zone, then a marketplace fee wallet among its consideration recipients. The site
+ * that submitted the transaction (an aggregator, a domain tag in the calldata) does not count. A fill matching
+ * no rule is `seaport`.
  */
 import { fits, type RawLog, topic0, topicAddress, wordAddress, wordBig, wordNumber } from "../decode.js";
 import { sale, type TxContext, type Venue } from "./venue.js";
@@ -23,24 +26,60 @@ export const MAINNET_SEAPORTS = [
   "0x0000000000000068f116a894984e2db1123eb395",
 ];
 
+export interface SeaportRule {
+  /** What identifies the venue: the emitting contract, the order's zone, or a consideration item's recipient. */
+  by: "exchange" | "zone" | "fee recipient";
+  address: string;
+  marketplace: string;
+  /** The public statement the rule rests on (docs/venues.md lists them). */
+  source: string;
+}
+
+const DUNE = "Dune spellbook seaport_ethereum_tagging";
+const RESERVOIR_FEES = "Reservoir indexer feeRecipients.json";
+const RESERVOIR_SDK = "Reservoir SDK exchange addresses";
+const MAGIC_EDEN = `${RESERVOIR_FEES}; Dune spellbook magiceden_ethereum (its platform fee address)`;
+const OPENSEA_WALLET = `${RESERVOIR_FEES}; Messari's OpenSea subgraph`;
+
 /**
- * OpenSea's fee wallets (Messari's list) and zones: the signed zones of Seaport 1.1 to 1.6, and the protected-offers
- * zone and two older ones that Dune's Seaport tagging names OpenSea's (an offer filled through the protected-offers
- * zone pays no OpenSea fee wallet, so only the zone tells).
+ * Every Seaport attribution rule, in the order they are tried: marketplaces running their own copy of Seaport
+ * (every fill there is theirs); zones (OpenSea's signed zones of Seaport 1.1 to 1.6, its protected-offers zone,
+ * whose offer fills pay no OpenSea fee wallet, and two older ones; Blur's zone); marketplace fee wallets.
  */
-const OPENSEA_FEE_RECIPIENTS = new Set([
-  "0x0000a26b00c1f0df003000390027140000faa719",
-  "0x8de9c5a032463c561423387a9648c5c7bcc5bc90",
-  "0x5b3256965e7c3cf26e11fcaf296dfc8807c01073",
-]);
-const OPENSEA_ZONES = new Set([
-  "0x004c00500000ad104d7dbd00e3ae0a5c00560c00",
-  "0x110b2b128a9ed1be5ef3232d8e4e41640df5c2cd",
-  "0x000056f7000000ece9003ca63978907a00ffd100",
-  "0x000000e7ec00e7b300774b00001314b8610022b8",
-  "0xf397619df7bfd4d1657ea9bdd9df7ff888731a11",
-  "0x9b814233894cd227f561b78cc65891aa55c62ad2",
-]);
+export const SEAPORT_VENUES: readonly SeaportRule[] = (
+  [
+    ["exchange", "0x90a77dd8ae0525e08b1c2930eb2eb650e78c6725", "okx", RESERVOIR_SDK],
+    ["exchange", "0x83746de31fc8de985ffe46c1c20ea6d7d8f4ed3a", "alienswap", RESERVOIR_SDK],
+    ["zone", "0x004c00500000ad104d7dbd00e3ae0a5c00560c00", "opensea", DUNE],
+    ["zone", "0x110b2b128a9ed1be5ef3232d8e4e41640df5c2cd", "opensea", DUNE],
+    ["zone", "0x000056f7000000ece9003ca63978907a00ffd100", "opensea", DUNE],
+    ["zone", "0x000000e7ec00e7b300774b00001314b8610022b8", "opensea", DUNE],
+    ["zone", "0xf397619df7bfd4d1657ea9bdd9df7ff888731a11", "opensea", DUNE],
+    ["zone", "0x9b814233894cd227f561b78cc65891aa55c62ad2", "opensea", DUNE],
+    ["zone", "0x0000000000d80cfcb8dfcd8b2c4fd9c813482938", "blur", DUNE],
+    ["fee recipient", "0x0000a26b00c1f0df003000390027140000faa719", "opensea", OPENSEA_WALLET],
+    ["fee recipient", "0x8de9c5a032463c561423387a9648c5c7bcc5bc90", "opensea", OPENSEA_WALLET],
+    ["fee recipient", "0x5b3256965e7c3cf26e11fcaf296dfc8807c01073", "opensea", OPENSEA_WALLET],
+    ["fee recipient", "0x1838de7d4e4e42c8eb7b204a91e28e9fad14f536", "looksrare", DUNE],
+    ["fee recipient", "0xca9337244b5f04cb946391bc8b8a980e988f9a6a", "magiceden", MAGIC_EDEN],
+    ["fee recipient", "0xa7673ab3b0949a0efcd818c86c71fff7cd645ac7", "ensvision", `${DUNE}; ${RESERVOIR_FEES}`],
+    ["fee recipient", "0x3d279ac86c66f1b419046c287c0f1fab8e86efca", "alienswap", DUNE],
+    ["fee recipient", "0x0b22c0359b550da6cf3766d8c0d7ffc00e28a136", "alienswap", RESERVOIR_FEES],
+    ["fee recipient", "0xd54094d09109dd8d30340d3dfb66356c838a3b0c", "soundxyz", DUNE],
+    ["fee recipient", "0x83db44123e76503203fdf83d2be58be60c15b894", "nfttrader", DUNE],
+    ["fee recipient", "0x7a8cdaa8c42b3242d832a95282e3a4363d5e3351", "magically", DUNE],
+    ["fee recipient", "0x75c168727666c8f2254c9f7561c53ba9c7b00681", "ordinalsmarket", DUNE],
+    ["fee recipient", "0x277c2a47ac1aeb6f77b778dbed48d3d4feea8937", "mintfun", RESERVOIR_FEES],
+  ] as const
+).map(([by, address, marketplace, source]) => ({ by, address, marketplace, source }));
+
+const ruleMap = (by: SeaportRule["by"]) =>
+  new Map(SEAPORT_VENUES.filter((rule) => rule.by === by).map((rule) => [rule.address, rule.marketplace]));
+const BY_EXCHANGE = ruleMap("exchange");
+const BY_ZONE = ruleMap("zone");
+const BY_FEE_RECIPIENT = ruleMap("fee recipient");
+/** Contracts that emit `OrderFulfilled` as Seaport does, beside Seaport itself. */
+const FORKS = [...BY_EXCHANGE.keys()];
 
 interface Item {
   itemType: number;
@@ -73,6 +112,16 @@ function readItems(data: string, at: number, withRecipient: boolean): Item[] {
   return items;
 }
 
+/** The order's venue (SEAPORT_VENUES): its exchange, its zone, then a marketplace fee wallet it pays. */
+function venueOf(exchange: string, zone: string, consideration: readonly Item[]): string {
+  const known = BY_EXCHANGE.get(exchange) ?? BY_ZONE.get(zone);
+  if (known) return known;
+  for (const [wallet, marketplace] of BY_FEE_RECIPIENT) {
+    if (consideration.some((item) => item.recipient === wallet)) return marketplace;
+  }
+  return "seaport";
+}
+
 interface Fill {
   nft: Item;
   currency: Item;
@@ -91,9 +140,7 @@ function fillOf(log: RawLog): Fill | undefined {
   const consideration = readItems(log.data, wordNumber(log.data, 3) / 32, true);
   const [offered] = offer;
   if (offer.length !== 1 || !offered || consideration.length === 0) return undefined;
-  const opensea =
-    OPENSEA_ZONES.has(zone) || consideration.some((item) => OPENSEA_FEE_RECIPIENTS.has(item.recipient ?? ""));
-  const marketplace = opensea ? "opensea" : "seaport";
+  const marketplace = venueOf(log.address.toLowerCase(), zone, consideration);
 
   if (isNft(offered)) {
     const currency = consideration[0]!;
@@ -128,7 +175,7 @@ function repeatsPrevious(log: RawLog, fill: Fill, tx: TxContext): boolean {
 export function seaport(addresses: readonly string[] = MAINNET_SEAPORTS): Venue {
   return {
     marketplace: "opensea",
-    addresses,
+    addresses: [...addresses, ...FORKS],
     topics: [ORDER_FULFILLED],
     decode(log, tx) {
       const fill = fillOf(log);

@@ -9,6 +9,7 @@ import {
   type ContractType,
   type RawLog,
   type SaleTerms,
+  type Standard,
   TOPIC,
   topic0,
   topicAddress,
@@ -75,7 +76,7 @@ export const currencyOf = (token: string): string | null => (token === ZERO_ADDR
  * The standard of an NFT that an event does not name, from the transfer of that token in the same transaction
  * (no `eth_call` needed). Without one among the logs read, `quantity` decides: 1 → ERC721.
  */
-export function standardInTx(tx: TxContext, contract: string, tokenId: bigint, quantity: bigint): ContractType {
+export function standardInTx(tx: TxContext, contract: string, tokenId: bigint, quantity: bigint): Standard {
   for (const log of tx.logs) {
     if (log.address.toLowerCase() !== contract) continue;
     const topic = topic0(log);
@@ -87,8 +88,7 @@ export function standardInTx(tx: TxContext, contract: string, tokenId: bigint, q
 
 /** The NFT transfers (ERC-721 `Transfer`, ERC-1155 `TransferSingle`) among `logs`. */
 export function nftTransfers(logs: readonly RawLog[]) {
-  const out: { contract: string; tokenId: bigint; quantity: bigint; from: string; to: string; type: ContractType }[] =
-    [];
+  const out: { contract: string; tokenId: bigint; quantity: bigint; from: string; to: string; type: Standard }[] = [];
   for (const log of logs) {
     const topic = topic0(log);
     const contract = log.address.toLowerCase();
