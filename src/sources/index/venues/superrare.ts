@@ -1,7 +1,8 @@
 /**
  * SuperRare, its contracts in order of age (the events Dune's SuperRare trades read). Price = the sale's amount as
- * the event states it (royalties and SuperRare's commission are paid out of it); SuperRare also charges the buyer
- * a marketplace fee (3 %) on top, which no event states, so it is not in the price.
+ * the event states it (royalties and SuperRare's commission are paid out of it). The markets after the original
+ * token's also charge the buyer SuperRare's marketplace fee (3 %) on top, which their events do not state: it is
+ * not in the price.
  *
  * - SuperRare v1 (0x41a3…850d, the original token, its own market): `Sold(address indexed buyer, address indexed
  *   seller, uint256 amount, uint256 indexed tokenId)` and `AcceptBid(address indexed bidder, address indexed seller,
@@ -17,8 +18,11 @@
  *   uint256 tokenId, address[] splitAddresses, uint8[] splitRatios)` and `AuctionSettled(address indexed
  *   contractAddress, address indexed bidder, address seller, uint256 indexed tokenId, address currencyAddress,
  *   uint256 amount)`: ETH or the ERC-20 named.
+ *
+ * Both auction houses also log `AuctionSettled` for an auction that ended without a bid (bidder 0x0, amount 0, the
+ * NFT back with its owner): no sale.
  */
-import { type RawLog, topic0, topicAddress, word, wordCount } from "../decode.js";
+import { type RawLog, topic0, topicAddress, word, wordCount, ZERO_ADDRESS } from "../decode.js";
 import { currencyOf, sale, standardInTx, type TxContext, type Venue } from "./venue.js";
 
 export const SUPERRARE_V1 = "0x41a322b28d0ff354040e2cbc676f0320d8c8850d";
@@ -92,11 +96,14 @@ function decode(log: RawLog, tx: TxContext) {
   const layout = LAYOUTS.get(topic0(log) ?? "");
   if (!layout?.from.includes(log.address.toLowerCase())) return undefined;
   if (log.topics.length !== 4 || wordCount(log.data) < wordsRead(layout)) return undefined;
+  const buyer = addressAt(log, layout.buyer);
+  // An auction settled without a bid logs the bidder 0x0 and amount 0: the NFT went back, nothing was sold.
+  if (buyer === ZERO_ADDRESS) return [];
   const contract = layout.contract === "self" ? log.address.toLowerCase() : addressAt(log, layout.contract);
   const tokenId = numberAt(log, layout.tokenId);
   const nft = { contract, tokenId, quantity: 1n, contractType: standardInTx(tx, contract, tokenId, 1n) };
   return [
-    sale(log, nft, addressAt(log, layout.seller), addressAt(log, layout.buyer), {
+    sale(log, nft, addressAt(log, layout.seller), buyer, {
       marketplace: "superrare",
       currency: layout.currency ? currencyOf(addressAt(log, layout.currency)) : null,
       amount: numberAt(log, layout.amount),
