@@ -57,8 +57,8 @@ export async function deployAt(
 }
 
 /** `chainmail index` over the whole dev chain, once; its summary line. */
-export async function indexDevChain(rpcUrl: string, db: string) {
-  const out = await runCli(["index", "--rpc", rpcUrl, "--db", db, "--from-block", "0", "--once"], {
+export async function indexDevChain(rpcUrl: string, db: string, extraArgs: readonly string[] = []) {
+  const out = await runCli(["index", "--rpc", rpcUrl, "--db", db, "--from-block", "0", "--once", ...extraArgs], {
     env: { INDEX_RPC_MAX_RETRIES: "0" },
   });
   expect(out.stderr).toBe("");
