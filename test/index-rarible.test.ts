@@ -1,0 +1,338 @@
+/**
+ * Rarible on anvil: ExchangeV2 as Rarible publishes it (scripts/compile-rarible.ts), with its transfer proxies and
+ * royalties registry, placed at its mainnet address 0x9757…8cd6 (the decoder trusts no other), and Rarible's own
+ * ERC-721 with lazy minting. Orders are signed as Rarible's EIP-712 rules say and matched with `matchOrders`:
+ * an ETH listing bought with the buyer's origin fee on top, a WETH bid accepted, part of an ERC-1155 listing, and a
+ * lazily minted NFT sold (class ERC721_LAZY, minted by the sale with its creator's signature). The exchange logs
+ * its current `Match` (two amounts); `chainmail index` reads them back and every field of every sale record is
+ * compared with the orders that were matched.
+ */
+import { encodeAbiParameters, type Hex, keccak256, maxUint256, toHex } from "viem";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { type Address, artifacts, type ChainConnection, call, connect, deploy } from "../src/demo/contracts.js";
+import { closeIndexSources } from "../src/sources/index/source.js";
+import { RARIBLE_V2 } from "../src/sources/index/venues/rarible.js";
+import erc20ProxyJson from "./fixtures/rarible/ERC20TransferProxy.json" with { type: "json" };
+import lazyProxyJson from "./fixtures/rarible/ERC721LazyMintTransferProxy.json" with { type: "json" };
+import tokenJson from "./fixtures/rarible/ERC721RaribleMinimal.json" with { type: "json" };
+import exchangeJson from "./fixtures/rarible/ExchangeV2.json" with { type: "json" };
+import royaltiesJson from "./fixtures/rarible/RoyaltiesRegistry.json" with { type: "json" };
+import proxyJson from "./fixtures/rarible/TransferProxy.json" with { type: "json" };
+import { type IndexBackend, openBackend, recordsInIndex } from "./index-backend.js";
+import { type Anvil, startAnvil } from "./index-helpers.js";
+import { placeContract } from "./place-contract.js";
+import {
+  artifactOf,
+  deployWithHash,
+  ETH,
+  expectedSale,
+  indexDevChain,
+  type Trade,
+  topicsLoggedBy,
+  ZERO,
+} from "./venue-anvil.js";
+
+const A = {
+  exchange: artifactOf(exchangeJson),
+  proxy: artifactOf(proxyJson),
+  erc20Proxy: artifactOf(erc20ProxyJson),
+  lazyProxy: artifactOf(lazyProxyJson),
+  royalties: artifactOf(royaltiesJson),
+  token: artifactOf(tokenJson),
+};
+const EXCHANGE = RARIBLE_V2 as Address;
+/** bytes4(keccak256(name)): Rarible's asset classes and order data types. */
+const id4 = (name: string) => keccak256(toHex(name)).slice(0, 10) as Hex;
+const CLASS = { ETH: id4("ETH"), ERC20: id4("ERC20"), ERC721: id4("ERC721"), ERC1155: id4("ERC1155") };
+const ERC721_LAZY = id4("ERC721_LAZY");
+const V2 = id4("V2");
+const DEFAULT_DATA = "0xffffffff" as Hex;
+
+interface Asset {
+  assetType: { assetClass: Hex; data: Hex };
+  value: bigint;
+}
+interface Order {
+  maker: Address;
+  makeAsset: Asset;
+  taker: Address;
+  takeAsset: Asset;
+  salt: bigint;
+  start: bigint;
+  end: bigint;
+  dataType: Hex;
+  data: Hex;
+}
+const ORDER_TYPES = {
+  AssetType: [
+    { name: "assetClass", type: "bytes4" },
+    { name: "data", type: "bytes" },
+  ],
+  Asset: [
+    { name: "assetType", type: "AssetType" },
+    { name: "value", type: "uint256" },
+  ],
+  Order: [
+    { name: "maker", type: "address" },
+    { name: "makeAsset", type: "Asset" },
+    { name: "taker", type: "address" },
+    { name: "takeAsset", type: "Asset" },
+    { name: "salt", type: "uint256" },
+    { name: "start", type: "uint256" },
+    { name: "end", type: "uint256" },
+    { name: "dataType", type: "bytes4" },
+    { name: "data", type: "bytes" },
+  ],
+} as const;
+const MINT_TYPES = {
+  Part: [
+    { name: "account", type: "address" },
+    { name: "value", type: "uint96" },
+  ],
+  Mint721: [
+    { name: "tokenId", type: "uint256" },
+    { name: "tokenURI", type: "string" },
+    { name: "creators", type: "Part[]" },
+    { name: "royalties", type: "Part[]" },
+  ],
+} as const;
+const PART = { type: "tuple[]", components: MINT_TYPES.Part } as const;
+
+const eth = (value: bigint): Asset => ({ assetType: { assetClass: CLASS.ETH, data: "0x" }, value });
+const erc20 = (token: Address, value: bigint): Asset => ({
+  assetType: { assetClass: CLASS.ERC20, data: encodeAbiParameters([{ type: "address" }], [token]) },
+  value,
+});
+const nftAsset = (assetClass: Hex, token: Address, tokenId: bigint, value: bigint): Asset => ({
+  assetType: {
+    assetClass,
+    data: encodeAbiParameters([{ type: "address" }, { type: "uint256" }], [token, tokenId]),
+  },
+  value,
+});
+/** Order data V2: payouts (none: the maker), origin fees, make-fill off. */
+const dataV2 = (originFees: { account: Address; value: bigint }[]) =>
+  encodeAbiParameters(
+    [
+      {
+        type: "tuple",
+        components: [
+          { ...PART, name: "payouts" },
+          { ...PART, name: "originFees" },
+          { name: "isMakeFill", type: "bool" },
+        ],
+      },
+    ],
+    [{ payouts: [], originFees, isMakeFill: false }],
+  );
+
+let anvil: Anvil;
+let chain: ChainConnection;
+let backend: IndexBackend;
+let db: string;
+let summary: { unknown_logs: number };
+const trades: Trade[] = [];
+
+beforeAll(async () => {
+  anvil = await startAnvil();
+  backend = await openBackend("rarible");
+  db = await backend.target("rarible");
+  chain = await connect(anvil.rpcUrl);
+  const [owner, seller, buyer, fees] = chain.accounts as [Address, Address, Address, Address];
+  const chainId = await chain.publicClient.getChainId();
+
+  // The exchange's plumbing, initialised as Rarible's deploy scripts do, the exchange moved to its mainnet address.
+  const proxy = await deploy(chain, owner, "TransferProxy", A.proxy);
+  await call(chain, owner, proxy, A.proxy, "__TransferProxy_init", []);
+  const erc20Proxy = await deploy(chain, owner, "ERC20TransferProxy", A.erc20Proxy);
+  await call(chain, owner, erc20Proxy, A.erc20Proxy, "__ERC20TransferProxy_init", []);
+  const lazyProxy = await deploy(chain, owner, "ERC721LazyMintTransferProxy", A.lazyProxy);
+  await call(chain, owner, lazyProxy, A.lazyProxy, "__OperatorRole_init", []);
+  const royalties = await deploy(chain, owner, "RoyaltiesRegistry", A.royalties);
+  await call(chain, owner, royalties, A.royalties, "__RoyaltiesRegistry_init", []);
+  const built = await deployWithHash(chain, owner, A.exchange);
+  const init = await call(chain, owner, built.address, A.exchange, "__ExchangeV2_init", [
+    proxy,
+    erc20Proxy,
+    0n,
+    ZERO,
+    royalties,
+  ]);
+  const lazyClass = await call(chain, owner, built.address, A.exchange, "setTransferProxy", [ERC721_LAZY, lazyProxy]);
+  await placeContract(anvil, built.address, EXCHANGE, [built.hash, init.transactionHash, lazyClass.transactionHash]);
+  for (const [p, artifact] of [
+    [proxy, A.proxy],
+    [erc20Proxy, A.erc20Proxy],
+    [lazyProxy, A.lazyProxy],
+  ] as const) {
+    await call(chain, owner, p, artifact, "addOperator", [EXCHANGE]);
+  }
+
+  const nft = await deploy(chain, owner, "DemoERC721", artifacts.erc721);
+  const multi = await deploy(chain, owner, "DemoERC1155", artifacts.erc1155);
+  const weth = await deploy(chain, owner, "TestERC20 (WETH)", artifacts.weth);
+  const lazy = await deploy(chain, owner, "ERC721RaribleMinimal", A.token);
+  await call(chain, owner, lazy, A.token, "__ERC721Rarible_init", ["Lazy", "LZ", "ipfs:/", "", proxy, lazyProxy]);
+  for (const id of [1n, 2n]) await call(chain, owner, nft, artifacts.erc721, "mint", [seller, id]);
+  await call(chain, owner, multi, artifacts.erc1155, "mint", [seller, 7n, 5n]);
+  await call(chain, seller, nft, artifacts.erc721, "setApprovalForAll", [proxy, true]);
+  await call(chain, seller, multi, artifacts.erc1155, "setApprovalForAll", [proxy, true]);
+  await call(chain, owner, weth, artifacts.weth, "mint", [buyer, 10n * ETH]);
+  await call(chain, buyer, weth, artifacts.weth, "approve", [erc20Proxy, maxUint256]);
+
+  let salt = 1n;
+  /** A signed order of `maker` (salt ≠ 0), and the counter-order of the caller (salt 0: its own, unsigned). */
+  const signed = async (maker: Address, makeAsset: Asset, takeAsset: Asset) => {
+    const order: Order = {
+      maker,
+      makeAsset,
+      taker: ZERO,
+      takeAsset,
+      salt: salt++,
+      start: 0n,
+      end: 0n,
+      dataType: V2,
+      data: dataV2([]),
+    };
+    const signature = await chain.walletClient.signTypedData({
+      account: maker,
+      domain: { name: "Exchange", version: "2", chainId, verifyingContract: EXCHANGE },
+      types: ORDER_TYPES,
+      primaryType: "Order",
+      message: order,
+    });
+    return { order, signature };
+  };
+  const counter = (maker: Address, makeAsset: Asset, takeAsset: Asset, data: Hex = "0x"): Order => ({
+    maker,
+    makeAsset,
+    taker: ZERO,
+    takeAsset,
+    salt: 0n,
+    start: 0n,
+    end: 0n,
+    dataType: data === "0x" ? DEFAULT_DATA : V2,
+    data,
+  });
+  const match = (from: Address, left: { order: Order; signature: Hex }, right: Order, value?: bigint) =>
+    call(chain, from, EXCHANGE, A.exchange, "matchOrders", [left.order, left.signature, right, "0x"], value);
+  const trade = (t: Omit<Trade, "seller" | "buyer" | "marketplace">): Trade => ({
+    seller,
+    buyer,
+    marketplace: "rarible",
+    ...t,
+  });
+
+  // An ETH listing; the buyer's order adds a 1 % origin fee, which the buyer pays on top of the price.
+  const listing = await signed(seller, nftAsset(CLASS.ERC721, nft, 1n, 1n), eth(ETH));
+  const buy = counter(buyer, eth(ETH), nftAsset(CLASS.ERC721, nft, 1n, 1n), dataV2([{ account: fees, value: 100n }]));
+  const bought = await match(buyer, listing, buy, ETH + ETH / 100n);
+  trades.push(
+    trade({ txHash: bought.transactionHash, contract: nft, tokenId: 1n, contractType: "ERC721", price: ETH }),
+  );
+
+  // A WETH bid accepted: the bid is the signed (left) order, the seller's the counter-order.
+  const offered = ETH / 2n;
+  const bid = await signed(buyer, erc20(weth, offered), nftAsset(CLASS.ERC721, nft, 2n, 1n));
+  const accepted = await match(seller, bid, counter(seller, nftAsset(CLASS.ERC721, nft, 2n, 1n), erc20(weth, offered)));
+  trades.push(
+    trade({
+      txHash: accepted.transactionHash,
+      contract: nft,
+      tokenId: 2n,
+      contractType: "ERC721",
+      currency: weth,
+      price: offered,
+    }),
+  );
+
+  // Two of five ERC-1155 units listed for 0.5 ETH: 0.2 ETH.
+  const units = await signed(seller, nftAsset(CLASS.ERC1155, multi, 7n, 5n), eth(ETH / 2n));
+  const part = counter(buyer, eth(ETH / 5n), nftAsset(CLASS.ERC1155, multi, 7n, 2n));
+  const partial = await match(buyer, units, part, ETH / 5n);
+  trades.push(
+    trade({
+      txHash: partial.transactionHash,
+      contract: multi,
+      tokenId: 7n,
+      quantity: 2n,
+      contractType: "ERC1155",
+      price: ETH / 5n,
+    }),
+  );
+
+  // A lazy mint: the creator (the seller) signs the mint data and lists it; the sale mints it to the buyer.
+  const tokenId = (BigInt(seller) << 96n) | 1n;
+  const mint = { tokenId, tokenURI: "/one", creators: [{ account: seller, value: 10_000n }], royalties: [] };
+  const mintSignature = await chain.walletClient.signTypedData({
+    account: seller,
+    domain: { name: "Mint721", version: "1", chainId, verifyingContract: lazy },
+    types: MINT_TYPES,
+    primaryType: "Mint721",
+    message: mint,
+  });
+  const lazyAsset: Asset = {
+    assetType: {
+      assetClass: ERC721_LAZY,
+      data: encodeAbiParameters(
+        [
+          { type: "address" },
+          {
+            type: "tuple",
+            components: [
+              { name: "tokenId", type: "uint256" },
+              { name: "tokenURI", type: "string" },
+              { ...PART, name: "creators" },
+              { ...PART, name: "royalties" },
+              { name: "signatures", type: "bytes[]" },
+            ],
+          },
+        ],
+        [lazy, { ...mint, signatures: [mintSignature] }],
+      ),
+    },
+    value: 1n,
+  };
+  const lazyListing = await signed(seller, lazyAsset, eth((3n * ETH) / 10n));
+  const minted = await match(buyer, lazyListing, counter(buyer, eth((3n * ETH) / 10n), lazyAsset), (3n * ETH) / 10n);
+  trades.push(
+    trade({
+      txHash: minted.transactionHash,
+      contract: lazy,
+      tokenId,
+      contractType: "ERC721_lazy",
+      price: (3n * ETH) / 10n,
+    }),
+  );
+
+  summary = await indexDevChain(anvil.rpcUrl, db);
+}, 180_000);
+
+afterAll(async () => {
+  closeIndexSources();
+  await anvil?.stop();
+  await backend?.close();
+});
+
+describe("Rarible ExchangeV2 on anvil through chainmail index", () => {
+  it("every match is one sale, field for field, in chain order", async () => {
+    const expected = await Promise.all(trades.map((t) => expectedSale(chain, t)));
+    expect(expected.length).toBe(4);
+    expect(await recordsInIndex(db, ["sale"])).toEqual(expected);
+    expect(summary.unknown_logs).toBe(0);
+  });
+
+  it("the exchange logs its current Match, which names neither the NFT nor the currency", async () => {
+    expect(await topicsLoggedBy(chain, EXCHANGE, trades)).toEqual([
+      "0x956cd63ee4cdcd81fda5f0ec7c6c36dceda99e1b412f4a650a5d26055dc3c450",
+    ]);
+  });
+
+  it("the lazily minted NFT was minted by the sale, to the creator and on to the buyer", async () => {
+    const lazySale = trades[3]!;
+    const transfers = await recordsInIndex(db, ["mint", "transfer"]);
+    const ofSale = transfers.filter((t) => t.transaction_hash === lazySale.txHash);
+    expect(ofSale.map((t) => t.type)).toEqual(["mint", "transfer"]);
+    expect(ofSale[1]).toMatchObject({ transfer_from: lazySale.seller, transfer_to: lazySale.buyer });
+  });
+});
