@@ -77,7 +77,13 @@ const ruleMap = (by: SeaportRule["by"]) =>
   new Map(SEAPORT_VENUES.filter((rule) => rule.by === by).map((rule) => [rule.address, rule.marketplace]));
 const BY_EXCHANGE = ruleMap("exchange");
 const BY_ZONE = ruleMap("zone");
-const BY_FEE_RECIPIENT = ruleMap("fee recipient");
+/** Fee wallet → its rule's rank among the fee-wallet rules (the lowest paid rank wins) and marketplace. */
+const BY_FEE_RECIPIENT = new Map(
+  SEAPORT_VENUES.filter((rule) => rule.by === "fee recipient").map((rule, rank) => [
+    rule.address,
+    { rank, name: rule.marketplace },
+  ]),
+);
 /** Contracts that emit `OrderFulfilled` as Seaport does, beside Seaport itself. */
 const FORKS = [...BY_EXCHANGE.keys()];
 
@@ -116,10 +122,12 @@ function readItems(data: string, at: number, withRecipient: boolean): Item[] {
 function venueOf(exchange: string, zone: string, consideration: readonly Item[]): string {
   const known = BY_EXCHANGE.get(exchange) ?? BY_ZONE.get(zone);
   if (known) return known;
-  for (const [wallet, marketplace] of BY_FEE_RECIPIENT) {
-    if (consideration.some((item) => item.recipient === wallet)) return marketplace;
+  let paid: { rank: number; name: string } | undefined;
+  for (const item of consideration) {
+    const rule = BY_FEE_RECIPIENT.get(item.recipient ?? "");
+    if (rule && (!paid || rule.rank < paid.rank)) paid = rule;
   }
-  return "seaport";
+  return paid?.name ?? "seaport";
 }
 
 interface Fill {
