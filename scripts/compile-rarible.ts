@@ -8,6 +8,10 @@
  * with `npm pack` into a temporary folder. Rerun with the path of a checkout of that repository:
  *
  *   npx tsx scripts/compile-rarible.ts path/to/protocol-contracts
+ *
+ * With `legacy` after the path, only ExchangeV2 is built, written as ExchangeV2Legacy.json: check the repository
+ * out at db9a9df1 (2022-03-10), the last version whose `Match` names the makers and asset types, as mainnet's
+ * logged until September 2022 (the packages then sat at the top of the repository, not under projects/).
  */
 import { execFileSync } from "node:child_process";
 import { existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";
@@ -25,21 +29,23 @@ const wrapper = require("solc/wrapper") as (soljson: unknown) => {
 const COMPILER = "solc@0.7.6";
 const OPENZEPPELIN = ["@openzeppelin/contracts@3.4.0", "@openzeppelin/contracts-upgradeable@3.4.0"];
 const OPTIMIZER_RUNS = 200;
-/** Contract name → its file in the monorepo. */
+/** Contract name → its file, by package. */
 const CONTRACTS: Record<string, string> = {
-  ExchangeV2: "projects/exchange-v2/contracts/ExchangeV2.sol",
-  TransferProxy: "projects/transfer-proxy/contracts/proxy/TransferProxy.sol",
-  ERC20TransferProxy: "projects/transfer-proxy/contracts/proxy/ERC20TransferProxy.sol",
-  ERC721LazyMintTransferProxy: "projects/transfer-proxy/contracts/lazy-mint/erc721/ERC721LazyMintTransferProxy.sol",
-  RoyaltiesRegistry: "projects/royalties-registry/contracts/RoyaltiesRegistry.sol",
-  ERC721RaribleMinimal: "projects/tokens/contracts/erc-721-minimal/ERC721RaribleMinimal.sol",
+  ExchangeV2: "@rarible/exchange-v2/contracts/ExchangeV2.sol",
+  TransferProxy: "@rarible/transfer-proxy/contracts/proxy/TransferProxy.sol",
+  ERC20TransferProxy: "@rarible/transfer-proxy/contracts/proxy/ERC20TransferProxy.sol",
+  ERC721LazyMintTransferProxy: "@rarible/transfer-proxy/contracts/lazy-mint/erc721/ERC721LazyMintTransferProxy.sol",
+  RoyaltiesRegistry: "@rarible/royalties-registry/contracts/RoyaltiesRegistry.sol",
+  ERC721RaribleMinimal: "@rarible/tokens/contracts/erc-721-minimal/ERC721RaribleMinimal.sol",
 };
 
-const checkout = process.argv[2];
-if (!checkout) {
-  process.stderr.write("usage: npx tsx scripts/compile-rarible.ts path/to/protocol-contracts\n");
+const [checkout, mode] = process.argv.slice(2);
+if (!checkout || (mode !== undefined && mode !== "legacy")) {
+  process.stderr.write("usage: npx tsx scripts/compile-rarible.ts path/to/protocol-contracts [legacy]\n");
   process.exit(2);
 }
+const wanted = mode === "legacy" ? { ExchangeV2: CONTRACTS.ExchangeV2! } : CONTRACTS;
+const outName = (name: string) => (mode === "legacy" ? `${name}Legacy` : name);
 const root = resolve(dirname(fileURLToPath(import.meta.url)), "..");
 const outDir = join(root, "test/fixtures/rarible");
 const work = mkdtempSync(join(tmpdir(), "rarible-"));
@@ -60,11 +66,14 @@ try {
   const commit = execFileSync("git", ["-C", checkout, "rev-parse", "HEAD"], { encoding: "utf8" }).trim();
   // Import prefix → folder: each monorepo project under its package name, and the OpenZeppelin packages.
   const roots: Record<string, string> = {};
-  for (const project of readdirSync(join(checkout, "projects"))) {
-    const manifest = join(checkout, "projects", project, "package.json");
-    if (!existsSync(manifest)) continue;
-    const { name } = JSON.parse(readFileSync(manifest, "utf8")) as { name: string };
-    roots[`${name}/`] = join(checkout, "projects", project, "/");
+  for (const parent of [checkout, join(checkout, "projects")]) {
+    if (!existsSync(parent)) continue;
+    for (const folder of readdirSync(parent)) {
+      const manifest = join(parent, folder, "package.json");
+      if (!existsSync(manifest)) continue;
+      const { name } = JSON.parse(readFileSync(manifest, "utf8")) as { name: string };
+      if (name.startsWith("@rarible/")) roots[`${name}/`] = join(parent, folder, "/");
+    }
   }
   for (const spec of OPENZEPPELIN) roots[`${spec.slice(0, spec.lastIndexOf("@"))}/`] = `${unpack(spec)}/`;
   const read = (path: string) => {
@@ -74,7 +83,7 @@ try {
   const solc = wrapper(require(join(unpack(COMPILER), "soljson.js")));
   const input = {
     language: "Solidity",
-    sources: Object.fromEntries(Object.values(CONTRACTS).map((file) => [file, { content: read(file) }])),
+    sources: Object.fromEntries(Object.values(wanted).map((file) => [file, { content: read(file) }])),
     settings: {
       optimizer: { enabled: true, runs: OPTIMIZER_RUNS },
       outputSelection: { "*": { "*": ["abi", "evm.bytecode.object"] } },
@@ -95,18 +104,18 @@ try {
   for (const e of errors) process.stderr.write(e.formattedMessage);
   if (errors.length) process.exit(1);
   mkdirSync(outDir, { recursive: true });
-  for (const [name, file] of Object.entries(CONTRACTS)) {
+  for (const [name, file] of Object.entries(wanted)) {
     const compiled = output.contracts[file]?.[name];
     if (!compiled) throw new Error(`${file} has no contract named ${name}`);
     const artifact = {
-      contractName: name,
+      contractName: outName(name),
       source: `rarible/protocol-contracts @ ${commit} ${file} (with ${OPENZEPPELIN.join(", ")})`,
       compiler: { solc: solc.version(), optimizerRuns: OPTIMIZER_RUNS },
       abi: compiled.abi,
       bytecode: `0x${compiled.evm.bytecode.object}`,
     };
-    writeFileSync(join(outDir, `${name}.json`), `${JSON.stringify(artifact, null, 2)}\n`);
-    process.stdout.write(`${name}: ${compiled.evm.bytecode.object.length / 2} bytes\n`);
+    writeFileSync(join(outDir, `${outName(name)}.json`), `${JSON.stringify(artifact, null, 2)}\n`);
+    process.stdout.write(`${outName(name)}: ${compiled.evm.bytecode.object.length / 2} bytes\n`);
   }
 } finally {
   rmSync(work, { recursive: true, force: true });

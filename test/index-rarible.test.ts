@@ -1,11 +1,12 @@
 /**
  * Rarible on anvil: ExchangeV2 as Rarible publishes it (scripts/compile-rarible.ts), with its transfer proxies and
- * royalties registry, placed at its mainnet address 0x9757…8cd6 (the decoder trusts no other), and Rarible's own
- * ERC-721 with lazy minting. Orders are signed as Rarible's EIP-712 rules say and matched with `matchOrders`:
- * an ETH listing bought with the buyer's origin fee on top, a WETH bid accepted, part of an ERC-1155 listing, and a
- * lazily minted NFT sold (class ERC721_LAZY, minted by the sale with its creator's signature). The exchange logs
- * its current `Match` (two amounts); `chainmail index` reads them back and every field of every sale record is
- * compared with the orders that were matched.
+ * royalties registry, at its mainnet address 0x9757…8cd6 (the decoder trusts no other), and Rarible's own ERC-721
+ * with lazy minting. As on mainnet, where 0x9757 is a proxy upgraded in September 2022, the address first runs the
+ * exchange of March 2022, whose `Match` names makers and asset types, and then the current one, whose `Match` holds
+ * the two amounts only. Orders are signed as Rarible's EIP-712 rules say and matched with `matchOrders`, on each
+ * version: an ETH listing bought with the buyer's origin fee on top, a WETH bid accepted, part of an ERC-1155
+ * listing, and a lazily minted NFT sold (class ERC721_LAZY, minted by the sale with its creator's signature).
+ * `chainmail index` reads them back and every field of every sale record is compared with the orders matched.
  */
 import { encodeAbiParameters, type Hex, keccak256, maxUint256, toHex } from "viem";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
@@ -16,6 +17,7 @@ import erc20ProxyJson from "./fixtures/rarible/ERC20TransferProxy.json" with { t
 import lazyProxyJson from "./fixtures/rarible/ERC721LazyMintTransferProxy.json" with { type: "json" };
 import tokenJson from "./fixtures/rarible/ERC721RaribleMinimal.json" with { type: "json" };
 import exchangeJson from "./fixtures/rarible/ExchangeV2.json" with { type: "json" };
+import legacyExchangeJson from "./fixtures/rarible/ExchangeV2Legacy.json" with { type: "json" };
 import royaltiesJson from "./fixtures/rarible/RoyaltiesRegistry.json" with { type: "json" };
 import proxyJson from "./fixtures/rarible/TransferProxy.json" with { type: "json" };
 import { type IndexBackend, openBackend, recordsInIndex } from "./index-backend.js";
@@ -34,6 +36,7 @@ import {
 
 const A = {
   exchange: artifactOf(exchangeJson),
+  legacyExchange: artifactOf(legacyExchangeJson),
   proxy: artifactOf(proxyJson),
   erc20Proxy: artifactOf(erc20ProxyJson),
   lazyProxy: artifactOf(lazyProxyJson),
@@ -150,16 +153,19 @@ beforeAll(async () => {
   await call(chain, owner, lazyProxy, A.lazyProxy, "__OperatorRole_init", []);
   const royalties = await deploy(chain, owner, "RoyaltiesRegistry", A.royalties);
   await call(chain, owner, royalties, A.royalties, "__RoyaltiesRegistry_init", []);
-  const built = await deployWithHash(chain, owner, A.exchange);
-  const init = await call(chain, owner, built.address, A.exchange, "__ExchangeV2_init", [
-    proxy,
-    erc20Proxy,
-    0n,
-    ZERO,
-    royalties,
-  ]);
-  const lazyClass = await call(chain, owner, built.address, A.exchange, "setTransferProxy", [ERC721_LAZY, lazyProxy]);
-  await placeContract(anvil, built.address, EXCHANGE, [built.hash, init.transactionHash, lazyClass.transactionHash]);
+  /** Puts an ExchangeV2 build at the mainnet address, initialised as Rarible's deploy scripts do. */
+  const install = async (artifact: typeof A.exchange) => {
+    const built = await deployWithHash(chain, owner, artifact);
+    const init = await call(chain, owner, built.address, artifact, "__ExchangeV2_init", [
+      proxy,
+      erc20Proxy,
+      0n,
+      ZERO,
+      royalties,
+    ]);
+    const lazyClass = await call(chain, owner, built.address, artifact, "setTransferProxy", [ERC721_LAZY, lazyProxy]);
+    await placeContract(anvil, built.address, EXCHANGE, [built.hash, init.transactionHash, lazyClass.transactionHash]);
+  };
   for (const [p, artifact] of [
     [proxy, A.proxy],
     [erc20Proxy, A.erc20Proxy],
@@ -173,7 +179,6 @@ beforeAll(async () => {
   const weth = await deploy(chain, owner, "TestERC20 (WETH)", artifacts.weth);
   const lazy = await deploy(chain, owner, "ERC721RaribleMinimal", A.token);
   await call(chain, owner, lazy, A.token, "__ERC721Rarible_init", ["Lazy", "LZ", "ipfs:/", "", proxy, lazyProxy]);
-  for (const id of [1n, 2n]) await call(chain, owner, nft, artifacts.erc721, "mint", [seller, id]);
   await call(chain, owner, multi, artifacts.erc1155, "mint", [seller, 7n, 5n]);
   await call(chain, seller, nft, artifacts.erc721, "setApprovalForAll", [proxy, true]);
   await call(chain, seller, multi, artifacts.erc1155, "setApprovalForAll", [proxy, true]);
@@ -181,129 +186,148 @@ beforeAll(async () => {
   await call(chain, buyer, weth, artifacts.weth, "approve", [erc20Proxy, maxUint256]);
 
   let salt = 1n;
-  /** A signed order of `maker` (salt ≠ 0), and the counter-order of the caller (salt 0: its own, unsigned). */
-  const signed = async (maker: Address, makeAsset: Asset, takeAsset: Asset) => {
-    const order: Order = {
+  let nextNft = 1n;
+  let lazySerial = 1n;
+  /** The four trades, on the exchange build now at the mainnet address. */
+  const tradeOn = async (version: "legacy" | "current") => {
+    const exchange = version === "legacy" ? A.legacyExchange : A.exchange;
+    const [listed, bidFor] = [nextNft++, nextNft++];
+    /** A signed order of `maker` (salt ≠ 0), and the counter-order of the caller (salt 0: its own, unsigned). */
+    const signed = async (maker: Address, makeAsset: Asset, takeAsset: Asset) => {
+      const order: Order = {
+        maker,
+        makeAsset,
+        taker: ZERO,
+        takeAsset,
+        salt: salt++,
+        start: 0n,
+        end: 0n,
+        dataType: V2,
+        data: dataV2([]),
+      };
+      const signature = await chain.walletClient.signTypedData({
+        account: maker,
+        domain: { name: "Exchange", version: "2", chainId, verifyingContract: EXCHANGE },
+        types: ORDER_TYPES,
+        primaryType: "Order",
+        message: order,
+      });
+      return { order, signature };
+    };
+    const counter = (maker: Address, makeAsset: Asset, takeAsset: Asset, data: Hex = "0x"): Order => ({
       maker,
       makeAsset,
       taker: ZERO,
       takeAsset,
-      salt: salt++,
+      salt: 0n,
       start: 0n,
       end: 0n,
-      dataType: V2,
-      data: dataV2([]),
-    };
-    const signature = await chain.walletClient.signTypedData({
-      account: maker,
-      domain: { name: "Exchange", version: "2", chainId, verifyingContract: EXCHANGE },
-      types: ORDER_TYPES,
-      primaryType: "Order",
-      message: order,
+      dataType: data === "0x" ? DEFAULT_DATA : V2,
+      data,
     });
-    return { order, signature };
+    const match = (from: Address, left: { order: Order; signature: Hex }, right: Order, value?: bigint) =>
+      call(chain, from, EXCHANGE, exchange, "matchOrders", [left.order, left.signature, right, "0x"], value);
+    const trade = (t: Omit<Trade, "seller" | "buyer" | "marketplace">): Trade => ({
+      seller,
+      buyer,
+      marketplace: "rarible",
+      ...t,
+    });
+
+    // An ETH listing; the buyer's order adds a 1 % origin fee, which the buyer pays on top of the price.
+    const listing = await signed(seller, nftAsset(CLASS.ERC721, nft, listed, 1n), eth(ETH));
+    const buy = counter(
+      buyer,
+      eth(ETH),
+      nftAsset(CLASS.ERC721, nft, listed, 1n),
+      dataV2([{ account: fees, value: 100n }]),
+    );
+    const bought = await match(buyer, listing, buy, ETH + ETH / 100n);
+    trades.push(
+      trade({ txHash: bought.transactionHash, contract: nft, tokenId: listed, contractType: "ERC721", price: ETH }),
+    );
+
+    // A WETH bid accepted: the bid is the signed (left) order, the seller's the counter-order.
+    const offered = ETH / 2n;
+    const bid = await signed(buyer, erc20(weth, offered), nftAsset(CLASS.ERC721, nft, bidFor, 1n));
+    const taking = counter(seller, nftAsset(CLASS.ERC721, nft, bidFor, 1n), erc20(weth, offered));
+    const accepted = await match(seller, bid, taking);
+    trades.push(
+      trade({
+        txHash: accepted.transactionHash,
+        contract: nft,
+        tokenId: bidFor,
+        contractType: "ERC721",
+        currency: weth,
+        price: offered,
+      }),
+    );
+
+    // Two of five ERC-1155 units listed for 0.5 ETH: 0.2 ETH.
+    const units = await signed(seller, nftAsset(CLASS.ERC1155, multi, 7n, 5n), eth(ETH / 2n));
+    const part = counter(buyer, eth(ETH / 5n), nftAsset(CLASS.ERC1155, multi, 7n, 2n));
+    const partial = await match(buyer, units, part, ETH / 5n);
+    trades.push(
+      trade({
+        txHash: partial.transactionHash,
+        contract: multi,
+        tokenId: 7n,
+        quantity: 2n,
+        contractType: "ERC1155",
+        price: ETH / 5n,
+      }),
+    );
+
+    // A lazy mint: the creator (the seller) signs the mint data and lists it; the sale mints it to the buyer.
+    const tokenId = (BigInt(seller) << 96n) | lazySerial++;
+    const mint = { tokenId, tokenURI: `/${tokenId}`, creators: [{ account: seller, value: 10_000n }], royalties: [] };
+    const mintSignature = await chain.walletClient.signTypedData({
+      account: seller,
+      domain: { name: "Mint721", version: "1", chainId, verifyingContract: lazy },
+      types: MINT_TYPES,
+      primaryType: "Mint721",
+      message: mint,
+    });
+    const lazyAsset: Asset = {
+      assetType: {
+        assetClass: ERC721_LAZY,
+        data: encodeAbiParameters(
+          [
+            { type: "address" },
+            {
+              type: "tuple",
+              components: [
+                { name: "tokenId", type: "uint256" },
+                { name: "tokenURI", type: "string" },
+                { ...PART, name: "creators" },
+                { ...PART, name: "royalties" },
+                { name: "signatures", type: "bytes[]" },
+              ],
+            },
+          ],
+          [lazy, { ...mint, signatures: [mintSignature] }],
+        ),
+      },
+      value: 1n,
+    };
+    const lazyListing = await signed(seller, lazyAsset, eth((3n * ETH) / 10n));
+    const minted = await match(buyer, lazyListing, counter(buyer, eth((3n * ETH) / 10n), lazyAsset), (3n * ETH) / 10n);
+    trades.push(
+      trade({
+        txHash: minted.transactionHash,
+        contract: lazy,
+        tokenId,
+        contractType: "ERC721_lazy",
+        price: (3n * ETH) / 10n,
+      }),
+    );
   };
-  const counter = (maker: Address, makeAsset: Asset, takeAsset: Asset, data: Hex = "0x"): Order => ({
-    maker,
-    makeAsset,
-    taker: ZERO,
-    takeAsset,
-    salt: 0n,
-    start: 0n,
-    end: 0n,
-    dataType: data === "0x" ? DEFAULT_DATA : V2,
-    data,
-  });
-  const match = (from: Address, left: { order: Order; signature: Hex }, right: Order, value?: bigint) =>
-    call(chain, from, EXCHANGE, A.exchange, "matchOrders", [left.order, left.signature, right, "0x"], value);
-  const trade = (t: Omit<Trade, "seller" | "buyer" | "marketplace">): Trade => ({
-    seller,
-    buyer,
-    marketplace: "rarible",
-    ...t,
-  });
 
-  // An ETH listing; the buyer's order adds a 1 % origin fee, which the buyer pays on top of the price.
-  const listing = await signed(seller, nftAsset(CLASS.ERC721, nft, 1n, 1n), eth(ETH));
-  const buy = counter(buyer, eth(ETH), nftAsset(CLASS.ERC721, nft, 1n, 1n), dataV2([{ account: fees, value: 100n }]));
-  const bought = await match(buyer, listing, buy, ETH + ETH / 100n);
-  trades.push(
-    trade({ txHash: bought.transactionHash, contract: nft, tokenId: 1n, contractType: "ERC721", price: ETH }),
-  );
-
-  // A WETH bid accepted: the bid is the signed (left) order, the seller's the counter-order.
-  const offered = ETH / 2n;
-  const bid = await signed(buyer, erc20(weth, offered), nftAsset(CLASS.ERC721, nft, 2n, 1n));
-  const accepted = await match(seller, bid, counter(seller, nftAsset(CLASS.ERC721, nft, 2n, 1n), erc20(weth, offered)));
-  trades.push(
-    trade({
-      txHash: accepted.transactionHash,
-      contract: nft,
-      tokenId: 2n,
-      contractType: "ERC721",
-      currency: weth,
-      price: offered,
-    }),
-  );
-
-  // Two of five ERC-1155 units listed for 0.5 ETH: 0.2 ETH.
-  const units = await signed(seller, nftAsset(CLASS.ERC1155, multi, 7n, 5n), eth(ETH / 2n));
-  const part = counter(buyer, eth(ETH / 5n), nftAsset(CLASS.ERC1155, multi, 7n, 2n));
-  const partial = await match(buyer, units, part, ETH / 5n);
-  trades.push(
-    trade({
-      txHash: partial.transactionHash,
-      contract: multi,
-      tokenId: 7n,
-      quantity: 2n,
-      contractType: "ERC1155",
-      price: ETH / 5n,
-    }),
-  );
-
-  // A lazy mint: the creator (the seller) signs the mint data and lists it; the sale mints it to the buyer.
-  const tokenId = (BigInt(seller) << 96n) | 1n;
-  const mint = { tokenId, tokenURI: "/one", creators: [{ account: seller, value: 10_000n }], royalties: [] };
-  const mintSignature = await chain.walletClient.signTypedData({
-    account: seller,
-    domain: { name: "Mint721", version: "1", chainId, verifyingContract: lazy },
-    types: MINT_TYPES,
-    primaryType: "Mint721",
-    message: mint,
-  });
-  const lazyAsset: Asset = {
-    assetType: {
-      assetClass: ERC721_LAZY,
-      data: encodeAbiParameters(
-        [
-          { type: "address" },
-          {
-            type: "tuple",
-            components: [
-              { name: "tokenId", type: "uint256" },
-              { name: "tokenURI", type: "string" },
-              { ...PART, name: "creators" },
-              { ...PART, name: "royalties" },
-              { name: "signatures", type: "bytes[]" },
-            ],
-          },
-        ],
-        [lazy, { ...mint, signatures: [mintSignature] }],
-      ),
-    },
-    value: 1n,
-  };
-  const lazyListing = await signed(seller, lazyAsset, eth((3n * ETH) / 10n));
-  const minted = await match(buyer, lazyListing, counter(buyer, eth((3n * ETH) / 10n), lazyAsset), (3n * ETH) / 10n);
-  trades.push(
-    trade({
-      txHash: minted.transactionHash,
-      contract: lazy,
-      tokenId,
-      contractType: "ERC721_lazy",
-      price: (3n * ETH) / 10n,
-    }),
-  );
+  await install(A.legacyExchange);
+  for (let id = 1n; id <= 4n; id++) await call(chain, owner, nft, artifacts.erc721, "mint", [seller, id]);
+  await tradeOn("legacy");
+  await install(A.exchange); // the upgrade
+  await tradeOn("current");
 
   summary = await indexDevChain(anvil.rpcUrl, db);
 }, 180_000);
@@ -317,19 +341,22 @@ afterAll(async () => {
 describe("Rarible ExchangeV2 on anvil through chainmail index", () => {
   it("every match is one sale, field for field, in chain order", async () => {
     const expected = await Promise.all(trades.map((t) => expectedSale(chain, t)));
-    expect(expected.length).toBe(4);
+    expect(expected.length).toBe(8);
     expect(await recordsInIndex(db, ["sale"])).toEqual(expected);
     expect(summary.unknown_logs).toBe(0);
   });
 
-  it("the exchange logs its current Match, which names neither the NFT nor the currency", async () => {
-    expect(await topicsLoggedBy(chain, EXCHANGE, trades)).toEqual([
+  it("the exchange logged the legacy Match before the upgrade and the current one after", async () => {
+    expect(await topicsLoggedBy(chain, EXCHANGE, trades.slice(0, 4))).toEqual([
+      "0x268820db288a211986b26a8fda86b1e0046281b21206936bb0e61c67b5c79ef4",
+    ]);
+    expect(await topicsLoggedBy(chain, EXCHANGE, trades.slice(4))).toEqual([
       "0x956cd63ee4cdcd81fda5f0ec7c6c36dceda99e1b412f4a650a5d26055dc3c450",
     ]);
   });
 
   it("the lazily minted NFT was minted by the sale, to the creator and on to the buyer", async () => {
-    const lazySale = trades[3]!;
+    const lazySale = trades[7]!;
     const transfers = await recordsInIndex(db, ["mint", "transfer"]);
     const ofSale = transfers.filter((t) => t.transaction_hash === lazySale.txHash);
     expect(ofSale.map((t) => t.type)).toEqual(["mint", "transfer"]);
