@@ -1,25 +1,33 @@
 /**
- * Rarible on anvil: ExchangeV2 as Rarible publishes it (scripts/compile-rarible.ts), with its transfer proxies and
- * royalties registry, at its mainnet address 0x9757…8cd6 (the decoder trusts no other), and Rarible's own ERC-721
- * with lazy minting. As on mainnet, where 0x9757 is a proxy upgraded in September 2022, the address first runs the
- * exchange of March 2022, whose `Match` names makers and asset types, and then the current one, whose `Match` holds
- * the two amounts only. Orders are signed as Rarible's EIP-712 rules say and matched with `matchOrders`, on each
- * version: an ETH listing bought with the buyer's origin fee on top, a WETH bid accepted, part of an ERC-1155
- * listing, and a lazily minted NFT sold (class ERC721_LAZY, minted by the sale with its creator's signature).
+ * Rarible on anvil, its three exchanges at their mainnet addresses (the decoder trusts no other), each as Rarible
+ * publishes it (scripts/compile-rarible.ts, scripts/extract-rarible-v1.ts), with its transfer proxies, royalties
+ * registry and Rarible's own ERC-721 with lazy minting:
+ *
+ * - the v1 exchange (0xcd4e…5b06, 2020-2021, `Buy`): a listing bought in ETH and a WETH bid for ERC-1155 units;
+ * - ExchangeV2 (0x9757…8cd6) as of March 2022, whose `Match` names makers and asset types, then, as on mainnet where
+ *   0x9757 is a proxy upgraded in September 2022, the current one, whose `Match` holds the two amounts only; on
+ *   each, orders signed as Rarible's EIP-712 rules say and matched with `matchOrders`: an ETH listing bought with
+ *   the buyer's origin fee on top, a WETH bid accepted, part of an ERC-1155 listing, and a lazily minted NFT sold
+ *   (class ERC721_LAZY, minted by the sale with its creator's signature).
+ *
  * `chainmail index` reads them back and every field of every sale record is compared with the orders matched.
  */
 import { encodeAbiParameters, type Hex, keccak256, maxUint256, toHex } from "viem";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { type Address, artifacts, type ChainConnection, call, connect, deploy } from "../src/demo/contracts.js";
 import { closeIndexSources } from "../src/sources/index/source.js";
-import { RARIBLE_V2 } from "../src/sources/index/venues/rarible.js";
+import { RARIBLE_V1, RARIBLE_V2 } from "../src/sources/index/venues/rarible.js";
 import erc20ProxyJson from "./fixtures/rarible/ERC20TransferProxy.json" with { type: "json" };
 import lazyProxyJson from "./fixtures/rarible/ERC721LazyMintTransferProxy.json" with { type: "json" };
 import tokenJson from "./fixtures/rarible/ERC721RaribleMinimal.json" with { type: "json" };
+import holderV1Json from "./fixtures/rarible/ExchangeOrdersHolderV1.json" with { type: "json" };
+import stateV1Json from "./fixtures/rarible/ExchangeStateV1.json" with { type: "json" };
+import exchangeV1Json from "./fixtures/rarible/ExchangeV1.json" with { type: "json" };
 import exchangeJson from "./fixtures/rarible/ExchangeV2.json" with { type: "json" };
 import legacyExchangeJson from "./fixtures/rarible/ExchangeV2Legacy.json" with { type: "json" };
 import royaltiesJson from "./fixtures/rarible/RoyaltiesRegistry.json" with { type: "json" };
 import proxyJson from "./fixtures/rarible/TransferProxy.json" with { type: "json" };
+import deprecatedProxyJson from "./fixtures/rarible/TransferProxyForDeprecated.json" with { type: "json" };
 import { type IndexBackend, openBackend, recordsInIndex } from "./index-backend.js";
 import { type Anvil, startAnvil } from "./index-helpers.js";
 import { placeContract } from "./place-contract.js";
@@ -42,7 +50,14 @@ const A = {
   lazyProxy: artifactOf(lazyProxyJson),
   royalties: artifactOf(royaltiesJson),
   token: artifactOf(tokenJson),
+  exchangeV1: artifactOf(exchangeV1Json),
+  stateV1: artifactOf(stateV1Json),
+  holderV1: artifactOf(holderV1Json),
+  deprecatedProxy: artifactOf(deprecatedProxyJson),
 };
+const EXCHANGE_V1 = RARIBLE_V1[0] as Address;
+/** ExchangeV1's asset types (ExchangeDomainV1.AssetType). */
+const V1_TYPE = { ETH: 0, ERC20: 1, ERC1155: 2, ERC721: 3 } as const;
 const EXCHANGE = RARIBLE_V2 as Address;
 /** bytes4(keccak256(name)): Rarible's asset classes and order data types. */
 const id4 = (name: string) => keccak256(toHex(name)).slice(0, 10) as Hex;
@@ -323,8 +338,106 @@ beforeAll(async () => {
     );
   };
 
+  // The v1 exchange (2020-2021): orders registered on-chain in its orders holder (no order signature then), the
+  // buyer's fee signed by the fee signer, as its `exchange` requires.
+  const stateV1 = await deploy(chain, owner, "ExchangeStateV1", A.stateV1);
+  const holderV1 = await deploy(chain, owner, "ExchangeOrdersHolderV1", A.holderV1);
+  const deprecatedProxy = await deploy(chain, owner, "TransferProxyForDeprecated", A.deprecatedProxy);
+  const builtV1 = await deployWithHash(chain, owner, A.exchangeV1, [
+    proxy,
+    deprecatedProxy,
+    erc20Proxy,
+    stateV1,
+    holderV1,
+    fees,
+    owner,
+  ]);
+  await placeContract(anvil, builtV1.address, EXCHANGE_V1, [builtV1.hash]);
+  await call(chain, owner, stateV1, A.stateV1, "addOperator", [EXCHANGE_V1]);
+  for (const [p, artifact] of [
+    [proxy, A.proxy],
+    [erc20Proxy, A.erc20Proxy],
+  ] as const) {
+    await call(chain, owner, p, artifact, "addOperator", [EXCHANGE_V1]);
+  }
+  const noSignature = { v: 0, r: `0x${"0".repeat(64)}`, s: `0x${"0".repeat(64)}` };
+  const v1Exchange = async (from: Address, order: unknown, amount: bigint, value?: bigint) => {
+    await call(chain, (order as { key: { owner: Address } }).key.owner, holderV1, A.holderV1, "add", [order]);
+    const message = (await chain.publicClient.readContract({
+      address: EXCHANGE_V1,
+      abi: A.exchangeV1.abi,
+      functionName: "prepareBuyerFeeMessage",
+      args: [order, 0n],
+    })) as string;
+    const signature = await chain.walletClient.signMessage({ account: owner, message });
+    const feeSignature = {
+      v: Number.parseInt(signature.slice(130, 132), 16),
+      r: signature.slice(0, 66),
+      s: `0x${signature.slice(66, 130)}`,
+    };
+    return call(
+      chain,
+      from,
+      EXCHANGE_V1,
+      A.exchangeV1,
+      "exchange",
+      [order, noSignature, 0n, feeSignature, amount, ZERO],
+      value,
+    );
+  };
+  const asset = (token: Address, tokenId: bigint, assetType: number) => ({ token, tokenId, assetType });
+  for (let id = 1n; id <= 5n; id++) await call(chain, owner, nft, artifacts.erc721, "mint", [seller, id]);
+  await call(chain, owner, multi, artifacts.erc1155, "mint", [seller, 8n, 5n]);
+  // A listing for 0.4 ETH, bought.
+  const listingV1 = {
+    key: {
+      owner: seller,
+      salt: 1001n,
+      sellAsset: asset(nft, 5n, V1_TYPE.ERC721),
+      buyAsset: asset(ZERO, 0n, V1_TYPE.ETH),
+    },
+    selling: 1n,
+    buying: (4n * ETH) / 10n,
+    sellerFee: 0n,
+  };
+  const boughtV1 = await v1Exchange(buyer, listingV1, 1n, (4n * ETH) / 10n);
+  trades.push({
+    txHash: boughtV1.transactionHash,
+    seller,
+    buyer,
+    contract: nft,
+    tokenId: 5n,
+    contractType: "ERC721",
+    price: (4n * ETH) / 10n,
+    marketplace: "rarible",
+  });
+  // A bid: the buyer offers 0.6 WETH for 3 ERC-1155 units; the seller takes all of it.
+  const bidV1 = {
+    key: {
+      owner: buyer,
+      salt: 1002n,
+      sellAsset: asset(weth, 0n, V1_TYPE.ERC20),
+      buyAsset: asset(multi, 8n, V1_TYPE.ERC1155),
+    },
+    selling: (6n * ETH) / 10n,
+    buying: 3n,
+    sellerFee: 0n,
+  };
+  const soldV1 = await v1Exchange(seller, bidV1, (6n * ETH) / 10n);
+  trades.push({
+    txHash: soldV1.transactionHash,
+    seller,
+    buyer,
+    contract: multi,
+    tokenId: 8n,
+    quantity: 3n,
+    contractType: "ERC1155",
+    currency: weth,
+    price: (6n * ETH) / 10n,
+    marketplace: "rarible",
+  });
+
   await install(A.legacyExchange);
-  for (let id = 1n; id <= 4n; id++) await call(chain, owner, nft, artifacts.erc721, "mint", [seller, id]);
   await tradeOn("legacy");
   await install(A.exchange); // the upgrade
   await tradeOn("current");
@@ -341,22 +454,25 @@ afterAll(async () => {
 describe("Rarible ExchangeV2 on anvil through chainmail index", () => {
   it("every match is one sale, field for field, in chain order", async () => {
     const expected = await Promise.all(trades.map((t) => expectedSale(chain, t)));
-    expect(expected.length).toBe(8);
+    expect(expected.length).toBe(10);
     expect(await recordsInIndex(db, ["sale"])).toEqual(expected);
     expect(summary.unknown_logs).toBe(0);
   });
 
-  it("the exchange logged the legacy Match before the upgrade and the current one after", async () => {
-    expect(await topicsLoggedBy(chain, EXCHANGE, trades.slice(0, 4))).toEqual([
+  it("the v1 exchange logged Buy; ExchangeV2 the legacy Match before the upgrade and the current one after", async () => {
+    expect(await topicsLoggedBy(chain, EXCHANGE_V1, trades.slice(0, 2))).toEqual([
+      "0xdddcdb07e460849cf04a4445b7af9faf01b7f5c7ba75deaf969ac5ed830312c3",
+    ]);
+    expect(await topicsLoggedBy(chain, EXCHANGE, trades.slice(2, 6))).toEqual([
       "0x268820db288a211986b26a8fda86b1e0046281b21206936bb0e61c67b5c79ef4",
     ]);
-    expect(await topicsLoggedBy(chain, EXCHANGE, trades.slice(4))).toEqual([
+    expect(await topicsLoggedBy(chain, EXCHANGE, trades.slice(6))).toEqual([
       "0x956cd63ee4cdcd81fda5f0ec7c6c36dceda99e1b412f4a650a5d26055dc3c450",
     ]);
   });
 
   it("the lazily minted NFT was minted by the sale, to the creator and on to the buyer", async () => {
-    const lazySale = trades[7]!;
+    const lazySale = trades[9]!;
     const transfers = await recordsInIndex(db, ["mint", "transfer"]);
     const ofSale = transfers.filter((t) => t.transaction_hash === lazySale.txHash);
     expect(ofSale.map((t) => t.type)).toEqual(["mint", "transfer"]);

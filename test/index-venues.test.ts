@@ -1,9 +1,9 @@
 /**
  * The marketplace decoders on logs laid out as each venue's contract emits them (the layouts in each venue's file),
  * for the cases neither the real fixtures (test/index-mainnet.test.ts) nor the venues' contracts on anvil
- * (test/index-<venue>.test.ts) hold: LooksRare, Sudoswap, Wyvern, CryptoPunks with its accepted-bid bug, ERC-2309,
- * Seaport attribution by exchange, Rarible's legacy `Match` and v1 `Buy`, Foundation's private sales, SuperRare's
- * Bazaar and Zora's Auction House in WETH. Hostile data yields no record.
+ * (test/index-<venue>.test.ts) hold, and edge cases of those: LooksRare, Sudoswap, Wyvern, CryptoPunks with its
+ * accepted-bid bug, ERC-2309, Seaport attribution by exchange, Rarible (NFT for NFT, two tokens after a `Match`),
+ * Foundation's private sales, SuperRare's Bazaar and Zora's Auction House in WETH. Hostile data yields no record.
  */
 import fc from "fast-check";
 import { encodeAbiParameters, type Hex } from "viem";
