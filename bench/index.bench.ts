@@ -87,6 +87,7 @@ async function orFailure(run: Promise<ProcessRun>): Promise<ProcessRun & { failu
     const code = /exited (\S+)/.exec(message)?.[1];
     return {
       ms: Number.NaN,
+      cpuMs: Number.NaN,
       rssMiB: rss ? Number(rss[1]) / 1024 : Number.NaN,
       counted: 0,
       stdoutBytes: 0,

@@ -66,6 +66,8 @@ export async function interleaved<K extends string, T>(
 
 export interface ProcessRun {
   ms: number;
+  /** CPU time of the process, user + system (GNU time's %U + %S): less swayed by other load than the wall time. */
+  cpuMs: number;
   /** Peak resident set size of the process (GNU time's %M). */
   rssMiB: number;
   /** Times `count` (if given) occurs in its standard output. */
@@ -85,7 +87,7 @@ export function runProcess(
 ): Promise<ProcessRun> {
   return new Promise((resolve, reject) => {
     const started = performance.now();
-    const child = spawn("/usr/bin/time", ["-f", "maxrss_kb=%M", ...argv], {
+    const child = spawn("/usr/bin/time", ["-f", "maxrss_kb=%M cpu_s=%U+%S", ...argv], {
       env: { PATH: process.env.PATH ?? "", ...options.env },
       stdio: ["ignore", "pipe", "pipe"],
     });
@@ -112,9 +114,11 @@ export function runProcess(
     child.on("close", (code) => {
       const ms = performance.now() - started;
       const rss = /maxrss_kb=(\d+)/.exec(stderr);
+      const cpu = /cpu_s=([\d.]+)\+([\d.]+)/.exec(stderr);
       if (code !== 0 || !rss) return reject(new Error(`${argv.join(" ")} exited ${code}: ${stderr.slice(0, 2000)}`));
       const lastLine = end.trimEnd().split("\n").at(-1) ?? "";
-      resolve({ ms, rssMiB: Number(rss[1]) / 1024, counted, stdoutBytes: bytes, lastLine });
+      const cpuMs = cpu ? (Number(cpu[1]) + Number(cpu[2])) * 1000 : Number.NaN;
+      resolve({ ms, cpuMs, rssMiB: Number(rss[1]) / 1024, counted, stdoutBytes: bytes, lastLine });
     });
   });
 }
