@@ -5,8 +5,9 @@
  *
  * - `ReserveAuctionFinalized(uint256 indexed auctionId, address indexed seller, address indexed bidder, uint256 fee,
  *   uint256 creatorRev, uint256 sellerRev)`: an auction settled; the winning bidder buys. The event names the
- *   auction, not the NFT: the NFT is the one the market sends the bidder in the same transaction, since the previous
- *   settlement (it held the NFT in escrow during the auction). A settlement that keeps the NFT in escrow names none and is not understood.
+ *   auction, not the NFT: the NFT is the one the market sends the bidder in the same transaction, since the
+ *   previous settlement (it held the NFT in escrow during the auction). A settlement that keeps the NFT in escrow
+ *   names none and is not understood.
  * - `BuyPriceAccepted(address indexed nftContract, uint256 indexed tokenId, address indexed seller, address buyer,
  *   uint256 fee, uint256 creatorRev, uint256 sellerRev)`: buy now.
  * - `OfferAccepted(address indexed nftContract, uint256 indexed tokenId, address indexed buyer, address seller,
