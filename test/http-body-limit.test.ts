@@ -7,15 +7,13 @@ import { createServer, type Server } from "node:http";
 import { Agent, type Dispatcher } from "undici";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { AnswerTooLarge, httpRequest, retryReads } from "../src/core/http.js";
-import { NodeHttpPool } from "../src/core/node-http-pool.js";
+import { dispatcherPool } from "../src/core/pools/dispatcher.js";
+import { NodeHttpPool } from "../src/core/pools/node-http.js";
 
 let server: Server;
 let base = "";
 let requests = 0;
-const dispatchers: Record<string, Dispatcher> = {
-  "undici Agent": new Agent(),
-  NodeHttpPool: new NodeHttpPool({ connections: 4 }) as unknown as Dispatcher,
-};
+const dispatchers = { "undici Agent": new Agent(), NodeHttpPool: new NodeHttpPool({ connections: 4 }) };
 
 beforeAll(async () => {
   server = createServer((req, res) => {
@@ -38,7 +36,7 @@ afterAll(async () => {
   await new Promise((resolve) => server.close(resolve));
 });
 
-const get = (dispatcher: Dispatcher, path: string, maxBodyBytes: number) =>
+const get = (dispatcher: Pick<Dispatcher, "dispatch">, path: string, maxBodyBytes: number) =>
   httpRequest({
     upstream: "test",
     method: "GET",
@@ -46,7 +44,7 @@ const get = (dispatcher: Dispatcher, path: string, maxBodyBytes: number) =>
     timeoutMs: 5000,
     retry: { maxRetries: 3, baseDelayMs: 1, maxDelayMs: 5, budgetMs: 1000 },
     shouldRetry: retryReads,
-    dispatcher,
+    pool: dispatcherPool(dispatcher),
     maxBodyBytes,
   });
 

@@ -13,6 +13,7 @@ import { httpRequest, retryReads } from "../src/core/http.js";
 import { JsonTooDeepError, MAX_JSON_DEPTH, parseJson } from "../src/core/json.js";
 import { type AnyNode, runNode } from "../src/core/node.js";
 import { records } from "../src/core/paginate.js";
+import { dispatcherPool } from "../src/core/pools/dispatcher.js";
 import { emailSend, nftTransactionsByToken, nftTransactionsOnChain } from "../src/nodes/index.js";
 import { closeIndexSources } from "../src/sources/index/source.js";
 import { IndexStore } from "../src/sources/index/store.js";
@@ -114,7 +115,7 @@ describe("values that go into a header or a URL", () => {
         retry: { maxRetries: 3, baseDelayMs: 1, maxDelayMs: 1, budgetMs: 1000 },
         shouldRetry: retryReads,
         secrets: [authorization],
-        dispatcher,
+        pool: dispatcherPool(dispatcher),
         onAttempt: (event) => attempts.push(event),
       });
     const refusals = [];

@@ -26,7 +26,7 @@ beforeAll(async () => {
 });
 afterAll(() => new Promise<void>((resolve) => server.close(() => resolve())));
 
-const call = (path: string, body?: string, dispatcher = loadConfig({}).dispatcher) =>
+const call = (path: string, body?: string, pool = loadConfig({}).pool) =>
   httpRequest({
     upstream: "Local",
     method: body === undefined ? "GET" : "POST",
@@ -36,7 +36,7 @@ const call = (path: string, body?: string, dispatcher = loadConfig({}).dispatche
     timeoutMs: 5_000,
     retry: { maxRetries: 0, baseDelayMs: 1, maxDelayMs: 1, budgetMs: 1 },
     shouldRetry: retryReads,
-    dispatcher,
+    pool,
   });
 
 describe("the connection pool without a proxy (node:http)", () => {
@@ -68,7 +68,7 @@ describe("the connection pool without a proxy: failures keep what core/http.ts t
       timeoutMs: 5_000,
       retry: { maxRetries: 0, baseDelayMs: 1, maxDelayMs: 1, budgetMs: 1 },
       shouldRetry: retryUndelivered,
-      dispatcher: loadConfig({}).dispatcher,
+      pool: loadConfig({}).pool,
       signal,
     });
 
@@ -120,7 +120,7 @@ describe("the connection pool without a proxy: failures keep what core/http.ts t
 
 describe("NFTPort's pool without a proxy (undici's Agent, loaded on the first NFTPort call)", () => {
   it("answers calls one after another through kept-alive connections", async () => {
-    const pool = loadConfig({}).nftport.dispatcher;
+    const pool = loadConfig({}).nftport.pool;
     expect(pool).toBeDefined();
     const before = connections;
     for (let i = 0; i < 20; i++) {
@@ -144,9 +144,9 @@ describe("NFTPort's pool without a proxy (undici's Agent, loaded on the first NF
       const seen = [];
       for (let i = 0; i < 4; i++) {
         // Two calls through the plain pool (as Mailjet's and the RPC's), then two of NFTPort's.
-        const dispatcher = i < 2 ? config.dispatcher : config.nftport.dispatcher;
+        const pool = i < 2 ? config.pool : config.nftport.pool;
         const { response } = await httpRequest({ upstream: "Local", method: "GET", url: "${url}/n" + i, timeoutMs: 5000,
-          retry, shouldRetry: retryReads, dispatcher });
+          retry, shouldRetry: retryReads, pool });
         seen.push([response.status, undiciLoaded()]);
       }
       console.log(JSON.stringify(seen));`;
@@ -161,7 +161,7 @@ describe("NFTPort's pool without a proxy (undici's Agent, loaded on the first NF
 
   it("behind a proxy NFTPort has no pool of its own: its calls take the proxy's", () => {
     const config = loadConfig({ HTTP_PROXY: "http://127.0.0.1:9" });
-    expect(config.nftport.dispatcher).toBeUndefined();
-    expect(loadConfig({ HTTPS_PROXY: "http://127.0.0.1:9" }).nftport.dispatcher).toBeUndefined();
+    expect(config.nftport.pool).toBeUndefined();
+    expect(loadConfig({ HTTPS_PROXY: "http://127.0.0.1:9" }).nftport.pool).toBeUndefined();
   });
 });

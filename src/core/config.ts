@@ -2,10 +2,9 @@
  * Configuration from the environment. `loadConfig` takes any env-like record, so a library user or a test builds a
  * config without touching `process.env`.
  */
-import { createRequire } from "node:module";
-import type { Dispatcher } from "undici";
 import { ChainmailError } from "./errors.js";
-import { NodeHttpPool } from "./node-http-pool.js";
+import { poolsFor, type UpstreamPools } from "./pools/choose.js";
+import type { UpstreamPool } from "./upstream-pool.js";
 
 export interface RetryPolicy {
   /** Retries after the first attempt (0 = never retry). */
@@ -27,13 +26,13 @@ export interface UpstreamConfig {
 export interface Config {
   nftport: UpstreamConfig & {
     apiKey: string | undefined;
-    /** The pool of NFTPort calls when it is not `dispatcher` (loadConfig: undici's Agent when no proxy is set). */
-    dispatcher?: Dispatcher | undefined;
+    /** The pool of NFTPort calls when it is not `pool` (loadConfig: undici's Agent when no proxy is set). */
+    pool?: UpstreamPool | undefined;
   };
   opensea: UpstreamConfig & {
     apiKey: string | undefined;
-    /** The pool of OpenSea calls when it is not `dispatcher` (the same paging pool as NFTPort's). */
-    dispatcher?: Dispatcher | undefined;
+    /** The pool of OpenSea calls when it is not `pool` (the same paging pool as NFTPort's). */
+    pool?: UpstreamPool | undefined;
     /** Chainlink-style ETH/USD feed asked (through INDEX_RPC_URL's node) for the `price_usd` of OpenSea's sales. */
     ethUsdFeed: string;
   };
@@ -63,8 +62,8 @@ export interface Config {
   /** JSON-lines file where the smtp transport notes each message with a CustomID as it goes (SMTP_JOURNAL). */
   smtpJournal: string | undefined;
   outboxDir: string;
-  /** Connection pool and proxy (HTTPS_PROXY / HTTP_PROXY / NO_PROXY) for every upstream call. */
-  dispatcher: Dispatcher;
+  /** The HTTP engine of every upstream call: connection pool and proxy (HTTPS_PROXY / HTTP_PROXY / NO_PROXY). */
+  pool: UpstreamPool;
   /** The env record this config was read from, for settings owned by one source or transport. */
   env: Readonly<Record<string, string | undefined>>;
 }
@@ -138,80 +137,28 @@ function upstream(env: Env, prefix: string, baseUrl: string): UpstreamConfig {
   };
 }
 
-const dispatchers = new Map<string, Dispatcher>();
-// undici loads only behind a proxy (see node-http-pool.ts for why it is not the plain pool).
-const load = createRequire(import.meta.url);
-
-/** One pooled agent per proxy setting, shared by every config that uses it. */
-function dispatcherFor(env: Env): Dispatcher {
-  const httpProxy = env.HTTP_PROXY ?? env.http_proxy;
-  const httpsProxy = env.HTTPS_PROXY ?? env.https_proxy;
-  const noProxy = env.NO_PROXY ?? env.no_proxy;
-  const key = JSON.stringify([httpProxy, httpsProxy, noProxy]);
-  let dispatcher = dispatchers.get(key);
-  if (!dispatcher) {
-    // Always pass all three: undici would otherwise read process.env, and a config built from another record
-    // (a test, a library user) must not pick up this process's proxy. Without a proxy, a plain pool.
-    if (httpProxy || httpsProxy) {
-      const { EnvHttpProxyAgent } = load("undici") as typeof import("undici");
-      dispatcher = new EnvHttpProxyAgent({
-        httpProxy: httpProxy ?? "",
-        httpsProxy: httpsProxy ?? "",
-        noProxy: noProxy ?? "",
-        connections: 64,
-      });
-    } else {
-      // core/http.ts calls `dispatch` alone, which the pool implements as undici's Agent does.
-      dispatcher = new NodeHttpPool({ connections: 64 }) as unknown as Dispatcher;
-    }
-    dispatchers.set(key, dispatcher);
-  }
-  return dispatcher;
-}
-
-let pagingAgent: Dispatcher | undefined;
-
-/**
- * undici's Agent class alone: its module and the 23 it needs load in ~20 ms, where `require("undici")` loads 110
- * (fetch, cookies, WebSocket, Node's own copy of undici) in ~65 ms, which a `chainmail run` paid on every start.
- * undici 7 has no exports map; should a release move the file, the whole package still serves.
- */
-function undiciAgent(): typeof import("undici").Agent {
-  try {
-    return load("undici/lib/dispatcher/agent.js") as typeof import("undici").Agent;
-  } catch {
-    return (load("undici") as typeof import("undici")).Agent;
-  }
-}
-
-/**
- * The pool of paged reads (NFTPort, OpenSea) when no proxy is set: undici's Agent, loaded on the first call. NFTPort
- * answers are pages of ~30 KB read back to back (`run --all`), where node:http's client cost about 100 µs of CPU a page more than
- * undici's dispatcher (a 50-record page through runNode: 1.2–1.3× a bare undici request instead of 0.85–0.95×) and
- * its garbage took a 600-page `run --all` from 59 to 91 MiB peak RSS (undici: 74 MiB, flat). Mail and RPC keep the
- * node:http pool: few, larger answers, where undici's load and WebAssembly compile (~60 ms, ~20 MiB) do not pay back.
- */
-const pagingPool = {
-  dispatch(options: Dispatcher.DispatchOptions, handler: Dispatcher.DispatchHandler): boolean {
-    pagingAgent ??= new (undiciAgent())({ connections: 64 });
-    return pagingAgent.dispatch(options, handler);
-  },
-} as Dispatcher;
-
+/** The configuration of an env-like record, with this process's HTTP engines (pools/choose.ts). */
 export function loadConfig(env: Env = process.env): Config {
+  return configFrom(env, poolsFor(env));
+}
+
+/**
+ * The configuration of an env-like record, its upstream calls going through `pools`: what a workflow host calls
+ * with its own request helper (and a record of the settings its user gave), never reading `process`.
+ */
+export function configFrom(env: Env, pools: UpstreamPools): Config {
   const indexRpc = upstream(env, "INDEX_RPC", "");
-  const dispatcher = dispatcherFor(env);
 
   return {
     nftport: {
       ...upstream(env, "NFTPORT", "https://api.nftport.xyz"),
       apiKey: env.NFTPORT_API_KEY || undefined,
-      dispatcher: dispatcher instanceof NodeHttpPool ? pagingPool : undefined,
+      pool: pools.paging,
     },
     opensea: {
       ...upstream(env, "OPENSEA", "https://api.opensea.io"),
       apiKey: env.OPENSEA_API_KEY || undefined,
-      dispatcher: dispatcher instanceof NodeHttpPool ? pagingPool : undefined,
+      pool: pools.paging,
       ethUsdFeed: address(env, "ETH_USD_FEED", CHAINLINK_ETH_USD),
     },
     mailjet: {
@@ -233,7 +180,7 @@ export function loadConfig(env: Env = process.env): Config {
     smtpUrl: env.SMTP_URL || undefined,
     smtpJournal: env.SMTP_JOURNAL || undefined,
     outboxDir: env.OUTBOX_DIR || "./data/outbox",
-    dispatcher,
+    pool: pools.pool,
     env,
   };
 }

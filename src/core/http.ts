@@ -1,18 +1,21 @@
 /**
  * The one HTTP client every upstream transport uses: a timeout on every attempt, bounded retries with jittered
- * exponential backoff that honour `Retry-After`, proxy support through the injected dispatcher, and secrets
- * scrubbed from everything it reports.
+ * exponential backoff that honour `Retry-After`, and secrets scrubbed from everything it reports.
+ *
+ * Each attempt goes through the `pool` the call is given (upstream-pool.ts: undici, Node's client, a workflow
+ * host's request helper; proxies live there). This file holds what every engine shares, and no timer or `process`
+ * of its own, so that a workflow host that forbids them can bundle it.
  *
  * Upstream HTTP errors are not thrown: any status comes back as a `response` for the transport to interpret
  * (openapi-fetch style). Only "no usable answer" (timeout, connection failure) comes back as an `error`.
  * Which outcomes may be retried is the caller's decision (`shouldRetry`): reads retry freely, a send only
  * when the request cannot have been delivered.
  */
-import type { IncomingHttpHeaders } from "node:http";
-import { setTimeout as sleep } from "node:timers/promises";
-import type { Dispatcher } from "undici";
 import type { RetryPolicy } from "./config.js";
 import { ChainmailError } from "./errors.js";
+import { AnswerTooLarge, AttemptTimeout, CutOffAnswer, splitUrl, type UpstreamPool } from "./upstream-pool.js";
+
+export { AnswerTooLarge };
 
 /** An upstream's answer as received: what every node's `response` port carries. */
 export interface RawResponse {
@@ -35,7 +38,8 @@ export interface HttpCall {
   shouldRetry: (outcome: AttemptOutcome) => boolean;
   /** Values that must never appear in a response, an error or a log (api keys, passwords). */
   secrets?: string[];
-  dispatcher: Dispatcher;
+  /** The HTTP engine that carries each attempt (config.pool, or a source's own). */
+  pool: UpstreamPool;
   signal?: AbortSignal | undefined;
   /** Observes each attempt (metrics, logs). */
   onAttempt?: ((event: AttemptEvent) => void) | undefined;
@@ -46,22 +50,6 @@ export interface HttpCall {
    * comes back as an error whose `cause` is an `AnswerTooLarge`; not retried. Default: no limit.
    */
   maxBodyBytes?: number | undefined;
-}
-
-/** Announced lengths between these get one buffer up front (small answers come in one chunk anyway). */
-const WHOLE_BODY_FROM = 64 * 1024;
-const WHOLE_BODY_UP_TO = 256 * 2 ** 20;
-
-/** An answer cut off at `HttpCall.maxBodyBytes`; `bytes` is its announced length, when it had one. */
-export class AnswerTooLarge extends Error {
-  override name = "AnswerTooLarge";
-  constructor(
-    readonly limit: number,
-    readonly status: number,
-    readonly bytes: number | undefined,
-  ) {
-    super(`the answer is larger than ${limit} bytes${bytes === undefined ? "" : ` (${bytes})`}`);
-  }
 }
 
 /** What one attempt produced, as seen by the retry decision. */
@@ -131,7 +119,7 @@ export async function httpRequest(call: HttpCall): Promise<HttpResult> {
         : { error: withAttempts(result.error!, attempt), attempts: attempt };
     }
     try {
-      await sleep(retryInMs, undefined, call.signal ? { signal: call.signal } : undefined);
+      await call.pool.wait(retryInMs, call.signal);
     } catch {
       return { error: aborted(call), attempts: attempt };
     }
@@ -144,7 +132,8 @@ type AttemptResult =
 
 async function attemptOnce(call: HttpCall): Promise<AttemptResult> {
   try {
-    const res = await exchange(call);
+    const { method, url, body, timeoutMs, maxBodyBytes, signal } = call;
+    const res = await call.pool.exchange({ method, url, headers: call.headers, body, timeoutMs, maxBodyBytes, signal });
     // Scrubbed once: the outcome reaches onAttempt (logs, metrics) as well as the response port.
     const headers = scrubHeaders(res.headers, call.secrets);
     const response: RawResponse = { status: res.status, headers, body: scrub(res.body, call.secrets) };
@@ -183,130 +172,6 @@ async function attemptOnce(call: HttpCall): Promise<AttemptResult> {
     const outcome: AttemptOutcome = { kind: "network", code, requestSent };
     return { outcome, error: connectionError(call, outcome, err) };
   }
-}
-
-/** Why an attempt was cut: its time was up, before the answer began (status 0) or while its body came in. */
-class AttemptTimeout extends Error {
-  constructor(
-    readonly status: number,
-    readonly received: number,
-  ) {
-    super("the attempt's time was up");
-  }
-}
-
-/** An answer that broke off after its status line: the connection failed midway through the body. */
-class CutOffAnswer extends Error {
-  constructor(
-    override readonly cause: Error,
-    readonly status: number,
-  ) {
-    super(cause.message);
-  }
-}
-
-/**
- * One request and its whole answer, through the dispatcher's own handler API rather than undici's `request`: the
- * attempt's deadline is one timer that aborts the exchange, instead of an AbortSignal per attempt (undici listens
- * on a signal through EventTarget, which cost more than the rest of a loopback request), and the body is gathered
- * as it arrives, without a stream in between. Settles once: on the answer, on an error, or when the time is up
- * or the caller's signal fires (an exchange still queued for a connection is aborted as soon as it starts).
- */
-function exchange(call: HttpCall): Promise<{ status: number; headers: IncomingHttpHeaders; body: string }> {
-  return new Promise((resolve, reject) => {
-    let controller: Dispatcher.DispatchController | undefined;
-    let cancelled: Error | undefined;
-    let settled = false;
-    let status = 0;
-    let headers: IncomingHttpHeaders = {};
-    let chunks: Buffer[] = [];
-    let received = 0;
-    // The body's one buffer when its length is announced: chunks are copied in as they come and dropped, instead
-    // of all being kept and then copied again into one (a large answer's bytes held twice).
-    let whole: Buffer | undefined;
-    const settle = (error: Error | undefined) => {
-      if (settled) return;
-      settled = true;
-      clearTimeout(timer);
-      call.signal?.removeEventListener("abort", onAbort);
-      if (error) reject(error);
-      else {
-        // A body shorter than announced keeps what came.
-        const bytes = whole ? whole.subarray(0, received) : Buffer.concat(chunks);
-        resolve({ status, headers, body: bytes.toString("utf8") });
-      }
-    };
-    // Settled before the abort: aborting an answer midway reports it as cut off by the network (an answer that
-    // trickles in past the deadline is a timeout, not a broken connection).
-    const cancel = (reason: Error) => {
-      cancelled = reason;
-      settle(reason);
-      controller?.abort(reason);
-    };
-    const onAbort = () => cancel(new Error("aborted"));
-    const timer = setTimeout(() => cancel(new AttemptTimeout(status, received)), call.timeoutMs);
-    if (call.signal?.aborted) return onAbort();
-    call.signal?.addEventListener("abort", onAbort);
-    const { origin, path } = splitUrl(call.url);
-    try {
-      call.dispatcher.dispatch(
-        {
-          origin,
-          path,
-          method: call.method,
-          headers: call.headers,
-          body: call.body,
-          // The deadline is the timer; these only stop undici's own longer defaults from interfering.
-          headersTimeout: call.timeoutMs + 1_000,
-          bodyTimeout: call.timeoutMs + 1_000,
-        },
-        {
-          onRequestStart(started) {
-            controller = started;
-            if (cancelled) started.abort(cancelled);
-            chunks = []; // a request retried by the pool starts over
-            received = 0;
-            whole = undefined;
-          },
-          onResponseStart(_, statusCode, responseHeaders) {
-            status = statusCode;
-            headers = responseHeaders;
-            const length = Number(responseHeaders["content-length"]);
-            if (call.maxBodyBytes !== undefined && length > call.maxBodyBytes) {
-              cancel(new AnswerTooLarge(call.maxBodyBytes, status, length));
-            } else if (length >= WHOLE_BODY_FROM && length <= WHOLE_BODY_UP_TO) whole = Buffer.allocUnsafe(length);
-          },
-          onResponseData(_, chunk) {
-            received += chunk.length;
-            if (call.maxBodyBytes !== undefined && received > call.maxBodyBytes) {
-              cancel(new AnswerTooLarge(call.maxBodyBytes, status, undefined));
-            } else if (whole && received <= whole.length) {
-              chunk.copy(whole, received - chunk.length);
-            } else {
-              // More than announced (never from a sound server): gather what came, from the start.
-              if (whole) chunks = [whole.subarray(0, received - chunk.length)];
-              whole = undefined;
-              chunks.push(chunk);
-            }
-          },
-          onResponseEnd() {
-            settle(undefined);
-          },
-          onResponseError(_, error) {
-            settle(status ? new CutOffAnswer(error, status) : error);
-          },
-        },
-      );
-    } catch (err) {
-      settle(err instanceof Error ? err : new Error(String(err)));
-    }
-  });
-}
-
-/** `http://host:port/path?query` as undici's origin and path, without parsing the URL twice per request. */
-function splitUrl(url: string): { origin: string; path: string } {
-  const slash = url.indexOf("/", url.indexOf("//") + 2);
-  return slash === -1 ? { origin: url, path: "/" } : { origin: url.slice(0, slash), path: url.slice(slash) };
 }
 
 /**

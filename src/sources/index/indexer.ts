@@ -275,7 +275,7 @@ class Indexer {
     this.concurrency = Math.max(1, options.concurrency ?? DEFAULT_CONCURRENCY);
     const config = options.config ?? defaultConfig();
     this.rpc = new RpcClient(options.rpcUrl, {
-      dispatcher: config.dispatcher,
+      pool: config.pool,
       timeoutMs: config.indexRpc.timeoutMs,
       retry: config.indexRpc.retry,
       // A follower never stops for throttling alone: it waits as long as the provider throttles.

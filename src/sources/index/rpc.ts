@@ -7,10 +7,10 @@
  * `RpcError` so the ingestion loop can tell "the provider refused this log range" from everything else; a log
  * range that timed out or answered HTTP 504 is thrown as `RangeTooSlow`, to be split.
  */
-import type { Dispatcher } from "undici";
 import type { RetryPolicy } from "../../core/config.js";
 import { ChainmailError } from "../../core/errors.js";
 import { AnswerTooLarge, httpRequest, retryAfterMs } from "../../core/http.js";
+import type { UpstreamPool } from "../../core/upstream-pool.js";
 import { isBatchRefusal, isThrottling, isUnknownBlock } from "./provider-errors.js";
 import { type ResultSlices, resultSlices } from "./result-slices.js";
 import { persist, Retryable, RPC_UPSTREAM, seconds, Throttle } from "./rpc-retry.js";
@@ -60,7 +60,7 @@ export interface RpcCall {
 }
 
 export interface RpcClientOptions {
-  dispatcher: Dispatcher;
+  pool: UpstreamPool;
   timeoutMs: number;
   retry: RetryPolicy;
   /** How long a run of throttling may last before a call fails. Default: forever. */
@@ -242,7 +242,7 @@ export class RpcClient {
       retry: { ...this.options.retry, maxRetries: 0 },
       shouldRetry: () => false,
       secrets: this.secrets,
-      dispatcher: this.options.dispatcher,
+      pool: this.options.pool,
       signal: this.options.signal,
       maxBodyBytes: maxAnswerBytes,
     });

@@ -46,7 +46,7 @@ async function getTransactionsPage(
     retry: nftport.retry,
     shouldRetry: retryReads,
     secrets: [apiKey],
-    dispatcher: nftport.dispatcher ?? ctx.config.dispatcher,
+    pool: nftport.pool ?? ctx.config.pool,
     signal: ctx.signal,
     onAttempt: ctx.onUpstreamAttempt && ((event) => ctx.onUpstreamAttempt?.({ ...event, node })),
   });

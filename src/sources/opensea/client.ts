@@ -65,7 +65,7 @@ export async function getOpenSea(call: OpenSeaCall, ctx: RunContext): Promise<Op
       retry: opensea.retry,
       shouldRetry: retryReads,
       secrets: [call.apiKey],
-      dispatcher: opensea.dispatcher ?? ctx.config.dispatcher,
+      pool: opensea.pool ?? ctx.config.pool,
       signal: ctx.signal,
       maxBodyBytes: MAX_ANSWER_BYTES,
       onAttempt: ctx.onUpstreamAttempt && ((event) => ctx.onUpstreamAttempt?.({ ...event, node: call.node })),

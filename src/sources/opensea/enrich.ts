@@ -26,7 +26,7 @@ const feedDecimals = new Map<string, Promise<number>>();
 
 function clientFor(config: Config, signal: AbortSignal | undefined): RpcClient | undefined {
   const { url, timeoutMs, retry } = config.indexRpc;
-  return url ? new RpcClient(url, { dispatcher: config.dispatcher, timeoutMs, retry, signal }) : undefined;
+  return url ? new RpcClient(url, { pool: config.pool, timeoutMs, retry, signal }) : undefined;
 }
 
 /** Fills in blocks and USD prices in place; throws a ChainmailError when the node cannot answer. */

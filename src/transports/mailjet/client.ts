@@ -44,7 +44,7 @@ export function postSend(body: string, params: EmailParams, ctx: RunContext): Pr
     retry: mailjet.retry,
     shouldRetry: retryUndelivered,
     secrets: auth.secrets,
-    dispatcher: ctx.config.dispatcher,
+    pool: ctx.config.pool,
     signal: ctx.signal,
     onAttempt: ctx.onUpstreamAttempt && ((event) => ctx.onUpstreamAttempt?.({ ...event, node: "email-send" })),
   });

@@ -40,7 +40,7 @@ export async function lookupByCustomId(
       retry: mailjet.retry,
       shouldRetry: retryReads,
       secrets: [params.password, token],
-      dispatcher: ctx.config.dispatcher,
+      pool: ctx.config.pool,
       signal: ctx.signal,
     });
     if (result.error) throw result.error;

@@ -90,8 +90,8 @@ async function sendBatch(request: EmailRequest, params: EmailParams, ctx: RunCon
       if (unread) {
         const read = unread;
         unread = undefined;
-        // setImmediate runs after the request's write has been handed to the socket.
-        await new Promise((resolve) => setImmediate(resolve));
+        // A wait of 0 lets pending I/O run first: the request has been handed to the socket by then.
+        await ctx.config.pool.wait(0);
         read();
       }
       const result = await sending;

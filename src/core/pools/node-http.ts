@@ -1,13 +1,13 @@
 /**
  * The connection pool of upstream calls when no proxy is set: Node's own HTTP client (keep-alive agents of
- * node:http / node:https) behind the one method of undici's Dispatcher that core/http.ts uses, `dispatch` with
- * the handler API.
+ * node:http / node:https) behind the one method of undici's Dispatcher that the dispatcher pool (dispatcher.ts)
+ * calls, `dispatch` with the handler API.
  *
  * Why not undici's Agent: undici parses HTTP with llhttp compiled to WebAssembly, and V8 compiles that module on
  * the first connection of a process: 20–30 ms and about 30 MiB of peak RSS (measured: a process sending 10,000
  * messages to Mailjet peaked 35 MiB higher than the same calls through node:http), and loading undici itself
  * adds some 15 MiB. Node's parser is the same llhttp, built in. undici is still what runs behind a proxy
- * (config.ts loads it only then).
+ * (choose.ts loads it only then).
  *
  * What the calls rely on, kept from undici's Agent: pooled keep-alive connections (at most `connections` per
  * origin; an idle one is closed after 4 s, sooner when the server's `Keep-Alive: timeout` says so), a connection
