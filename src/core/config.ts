@@ -44,6 +44,11 @@ export interface Config {
   };
   /** Where the three retrievers read from. */
   nftSource: NftSourceName;
+  /** Another chainmail's HTTP service as the source (NFT_SOURCE=service). */
+  service: UpstreamConfig & {
+    /** Its bearer token (one of that service's CHAINMAIL_TOKENS), when it asks for one. */
+    token: string | undefined;
+  };
   /** The own index (NFT_SOURCE=index): an SQLite file path or a `postgres://` URL. */
   indexDb: string;
   /** The Ethereum JSON-RPC node `chainmail index` follows (INDEX_RPC_URL; `--rpc` overrides). */
@@ -70,8 +75,11 @@ export interface Config {
 
 type Env = Readonly<Record<string, string | undefined>>;
 
-/** The values of NFT_SOURCE: NFTPort, the own index, OpenSea, or the own index with OpenSea's order book. */
-export const NFT_SOURCES = ["nftport", "index", "opensea", "index+opensea"] as const;
+/**
+ * The values of NFT_SOURCE: NFTPort, the own index, OpenSea, the own index with OpenSea's order book, or another
+ * chainmail's HTTP service (sources/catalog.ts says what a workflow host asks for each).
+ */
+export const NFT_SOURCES = ["nftport", "index", "opensea", "index+opensea", "service"] as const;
 export type NftSourceName = (typeof NFT_SOURCES)[number];
 
 /** Chainlink's ETH / USD price feed on Ethereum mainnet (its proxy). */
@@ -168,6 +176,11 @@ export function configFrom(env: Env, pools: UpstreamPools): Config {
       concurrency: intSetting(env, "MAILJET_CONCURRENCY", 4, 1),
     },
     nftSource: oneOf(env, "NFT_SOURCE", NFT_SOURCES, "nftport"),
+    service: {
+      ...upstream(env, "CHAINMAIL_SERVICE", ""),
+      baseUrl: (env.CHAINMAIL_SERVICE_URL ?? "").replace(/\/+$/, ""),
+      token: env.CHAINMAIL_SERVICE_TOKEN || undefined,
+    },
     indexDb: env.INDEX_DB || env.INDEX_DATABASE_URL || "./data/index.sqlite",
     indexRpc: {
       url: env.INDEX_RPC_URL || undefined,

@@ -16,7 +16,7 @@ export const retrieverInputs = <Q extends ReturnType<typeof Type.Object>>(query:
 
 /**
  * Fills `params.api_key` from the operator's key of the configured source (NFTPORT_API_KEY, OPENSEA_API_KEY) when
- * the caller gave none. With NFT_SOURCE=index the key means nothing and may be omitted; with index+opensea it is
+ * the caller gave none. With NFT_SOURCE=index or service the key means nothing and may be omitted; with index+opensea it is
  * needed only for what OpenSea answers (bids and listings), and that part says so when it is missing.
  */
 export function withApiKeyDefault(input: Record<string, unknown>, ctx: RunContext): Record<string, unknown> {
@@ -24,7 +24,7 @@ export function withApiKeyDefault(input: Record<string, unknown>, ctx: RunContex
   if (typeof params !== "object" || params === null || params.api_key !== undefined) return input;
   const { config } = ctx;
   const fallback =
-    config.nftSource === "index"
+    config.nftSource === "index" || config.nftSource === "service"
       ? NO_API_KEY
       : config.nftSource === "opensea"
         ? config.opensea.apiKey

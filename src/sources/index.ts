@@ -4,6 +4,7 @@ import type { ByContractQuery } from "../schemas/transactions.js";
 import { mergeNewestFirst } from "./merge.js";
 import { nftportSource } from "./nftport/client.js";
 import { MAX_PAGE_SIZE as OPENSEA_MAX_PAGE_SIZE, openseaSource } from "./opensea/source.js";
+import { serviceSource } from "./service/client.js";
 import type { NftSource } from "./types.js";
 
 /** The own index's module, once a run has used it: what `closeNftSources` has to close. */
@@ -13,6 +14,8 @@ export async function resolveNftSource(config: Config): Promise<NftSource> {
   switch (config.nftSource) {
     case "nftport":
       return nftportSource;
+    case "service":
+      return serviceSource;
     case "opensea":
       return openseaSource;
     case "index":
