@@ -71,12 +71,23 @@ export interface GenericOutput {
  * Runs a node on one input object (keyed by input port). Always resolves; failures are on `error`.
  * Without a context, the process environment's configuration is used.
  */
-export async function runNode<I extends TProperties, O extends TProperties>(
+export function runNode<I extends TProperties, O extends TProperties>(
   node: NodeDefinition<I, O>,
   input: unknown,
   ctx: Partial<RunContext> = {},
 ): Promise<NodeOutput<O> & { error?: ErrorPayload }> {
-  const context: RunContext = { ...ctx, config: ctx.config ?? defaultConfig() };
+  return runNodeWith(node, input, { ...ctx, config: ctx.config ?? defaultConfig() });
+}
+
+/**
+ * `runNode` with the whole context given: what a workflow host calls with the config it built (its own settings
+ * and HTTP engine), so that nothing of this process's environment is read or bundled.
+ */
+export async function runNodeWith<I extends TProperties, O extends TProperties>(
+  node: NodeDefinition<I, O>,
+  input: unknown,
+  context: RunContext,
+): Promise<NodeOutput<O> & { error?: ErrorPayload }> {
   const secrets = configSecrets(context.config);
   let output: NodeOutput<O> & { error?: ErrorPayload };
   try {
@@ -93,7 +104,13 @@ export async function runNode<I extends TProperties, O extends TProperties>(
 
 /** The credentials of the configuration: never in any output. */
 function configSecrets(config: Config): string[] {
-  const out = [config.nftport.apiKey, config.opensea.apiKey, config.mailjet.userId, config.mailjet.password];
+  const out = [
+    config.nftport.apiKey,
+    config.opensea.apiKey,
+    config.service.token,
+    config.mailjet.userId,
+    config.mailjet.password,
+  ];
   if (config.smtpUrl) {
     try {
       const url = new URL(config.smtpUrl);

@@ -7,7 +7,7 @@
  * MAX_EMPTY_PAGES of them in a row paging stops, handing out that continuation to resume from.
  */
 import { ChainmailError, type ErrorPayload } from "./errors.js";
-import { type AnyNode, type RunContext, runNode } from "./node.js";
+import { type AnyNode, type RunContext, runNode, runNodeWith } from "./node.js";
 
 /** NFTPort's largest page; used when a limit needs a page size and the input gave none. */
 export const MAX_PAGE_SIZE = 50;
@@ -52,11 +52,29 @@ export class PageError extends ChainmailError {
 type Input = { query?: Record<string, unknown>; [port: string]: unknown };
 
 /** Yields each page of a retriever node's results. */
-export async function* pages<R = unknown>(
+export function pages<R = unknown>(
   node: AnyNode,
   input: Input,
   options: PaginateOptions = {},
   ctx: Partial<RunContext> = {},
+): AsyncGenerator<Page<R>> {
+  return pagesOf((pageInput) => runNode(node, pageInput, ctx), input, options);
+}
+
+/** `pages` with the whole context given (a workflow host's config: see `runNodeWith`). */
+export function pagesWith<R = unknown>(
+  node: AnyNode,
+  input: Input,
+  options: PaginateOptions,
+  ctx: RunContext,
+): AsyncGenerator<Page<R>> {
+  return pagesOf((pageInput) => runNodeWith(node, pageInput, ctx), input, options);
+}
+
+async function* pagesOf<R>(
+  run: (input: Input) => Promise<unknown>,
+  input: Input,
+  options: PaginateOptions,
 ): AsyncGenerator<Page<R>> {
   const { limit } = options;
   if (limit !== undefined && (!Number.isInteger(limit) || limit < 0)) {
@@ -79,7 +97,7 @@ export async function* pages<R = unknown>(
     const pageQuery = { ...query, continuation, page_size: size };
     if (continuation === undefined) delete pageQuery.continuation;
     if (size === undefined) delete pageQuery.page_size;
-    const output = (await runNode(node, { ...input, query: pageQuery }, ctx)) as {
+    const output = (await run({ ...input, query: pageQuery })) as {
       data?: { transactions: R[]; continuation: string };
       response?: unknown;
       error?: ErrorPayload;

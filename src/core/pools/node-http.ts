@@ -25,7 +25,7 @@ const CONNECT_TIMEOUT_MS = 10_000;
 type Transport = { Agent: typeof HttpAgent; request: (options: RequestOptions) => ClientRequest };
 
 // node:https (and TLS with it) loads only for the first https origin.
-const load = createRequire(import.meta.url);
+const load = (id: string): unknown => createRequire(import.meta.url)(id);
 
 /** The error of a connection that did not open in time: undici's code, which core/http.ts reads as "not sent". */
 class ConnectTimeout extends Error {
