@@ -249,3 +249,26 @@ export function toExactInteger(value: unknown): ExactInteger | undefined {
 export function toDecimal(value: number | bigint): string {
   return typeof value === "number" && Number.isSafeInteger(value) ? String(value) : BigInt(value).toString();
 }
+
+/**
+ * `value` with every bigint (an integer beyond 2^53) written as its exact decimal string: what the workflow
+ * packages hand their hosts, whose messages pass through code that cannot serialise a bigint (Node-RED's debug
+ * sidebar and storage, n8n's item data). Safe integers stay numbers; nothing else changes. `value` is a node's
+ * output (plain JSON data, bounded depth), copied, never changed in place.
+ */
+export function withExactStrings(value: unknown): unknown {
+  if (typeof value === "bigint") return value.toString();
+  if (typeof value !== "object" || value === null) return value;
+  if (Array.isArray(value)) return value.map(withExactStrings);
+  const out: Record<string, unknown> = {};
+  for (const key of Object.keys(value)) {
+    // A `__proto__` key is copied as the data property it is.
+    Object.defineProperty(out, key, {
+      value: withExactStrings((value as Record<string, unknown>)[key]),
+      enumerable: true,
+      writable: true,
+      configurable: true,
+    });
+  }
+  return out;
+}

@@ -1,0 +1,169 @@
+import {
+  type IExecuteFunctions,
+  type INodeExecutionData,
+  type INodeType,
+  type INodeTypeDescription,
+  NodeConnectionTypes,
+} from "n8n-workflow";
+import { configFor, emailSend, errorItem, item, nodeError, parseJson, runNodeWith } from "../../shared/chainmail";
+
+type Output = {
+  "messages sent"?: { Messages: unknown[] };
+  response?: unknown;
+  error?: { error: string; details: { code: string; [key: string]: unknown } };
+};
+
+export class ChainmailEmail implements INodeType {
+  description: INodeTypeDescription = {
+    displayName: "Chainmail Email",
+    name: "chainmailEmail",
+    icon: { light: "file:chainmail.svg", dark: "file:chainmail.dark.svg" },
+    group: ["output"],
+    version: 1,
+    subtitle: "Send",
+    description: "Sends a batch of emails through Mailjet's Send API v3.1, one result per message, never twice",
+    defaults: { name: "Chainmail Email" },
+    inputs: [NodeConnectionTypes.Main],
+    outputs: [NodeConnectionTypes.Main],
+    usableAsTool: true,
+    credentials: [{ name: "chainmailMailjetApi", required: true }],
+    properties: [
+      {
+        displayName: "Resource",
+        name: "resource",
+        type: "options",
+        noDataExpression: true,
+        options: [{ name: "Email", value: "email" }],
+        default: "email",
+      },
+      {
+        displayName: "Operation",
+        name: "operation",
+        type: "options",
+        noDataExpression: true,
+        displayOptions: { show: { resource: ["email"] } },
+        options: [
+          {
+            name: "Send",
+            value: "send",
+            action: "Send a batch of emails",
+            description: "Send messages in Mailjet's Send API v3.1 format and return one result per message",
+          },
+        ],
+        default: "send",
+      },
+      {
+        displayName: "Messages From",
+        name: "messagesFrom",
+        type: "options",
+        options: [
+          {
+            name: "Input Items",
+            value: "items",
+            description:
+              "Each input item is one message (From, To, Subject, TextPart, HTMLPart, …); all go in one batch",
+          },
+          {
+            name: "JSON",
+            value: "json",
+            description: "A request with its Messages array, once per input item",
+          },
+        ],
+        default: "items",
+      },
+      {
+        displayName: "Request",
+        name: "request",
+        type: "json",
+        default: '{\n  "Messages": []\n}',
+        description: 'The Send API v3.1 request: {"Messages": [...]} (an array of messages also works)',
+        displayOptions: { show: { messagesFrom: ["json"] } },
+      },
+      {
+        displayName: "Options",
+        name: "options",
+        type: "collection",
+        placeholder: "Add option",
+        default: {},
+        options: [
+          {
+            displayName: "Sandbox Mode",
+            name: "sandboxMode",
+            type: "boolean",
+            default: false,
+            description: "Whether Mailjet only checks the messages and sends none",
+          },
+          {
+            displayName: "Raw Output",
+            name: "rawOutput",
+            type: "boolean",
+            default: false,
+            description:
+              "Whether to output one item per batch holding the node's output (messages sent and the upstream's raw response) instead of one item per message",
+          },
+        ],
+      },
+    ],
+  };
+
+  async execute(this: IExecuteFunctions): Promise<INodeExecutionData[][]> {
+    const items = this.getInputData();
+    const ctx = { config: await configFor(this, "mail", "mailjet") };
+    const messagesFrom = this.getNodeParameter("messagesFrom", 0) as string;
+    const out: INodeExecutionData[] = [];
+
+    /** One batch: its results paired with the items they came from. */
+    const send = async (request: Record<string, unknown>, pairs: number[], at: number) => {
+      const options = this.getNodeParameter("options", at, {}) as { sandboxMode?: boolean; rawOutput?: boolean };
+      if (options.sandboxMode) request.SandboxMode = true;
+      const output = (await runNodeWith(emailSend, { request }, ctx)) as Output;
+      const results = output["messages sent"]?.Messages;
+      if (results) {
+        // Every message has its result (a failed one says whether it was surely not sent): nothing is thrown, so
+        // that no retry of this node sends a message twice. A failure of the batch shows on each failed message.
+        if (options.rawOutput)
+          out.push(item({ "messages sent": output["messages sent"], response: output.response }, at));
+        else results.forEach((result, m) => out.push(item(result, pairs[m] ?? at)));
+        return;
+      }
+      const error = output.error ?? {
+        error: "chainmail gave neither results nor an error",
+        details: { code: "internal" },
+      };
+      if (!this.continueOnFail()) throw nodeError(this, error, at);
+      for (const pair of new Set(pairs.length ? pairs : [at])) out.push(errorItem(error, pair));
+    };
+
+    if (messagesFrom === "items") {
+      if (items.length === 0) return [out];
+      await send(
+        { Messages: items.map((entry) => entry.json) },
+        items.map((_, i) => i),
+        0,
+      );
+      return [out];
+    }
+    for (let i = 0; i < items.length; i++) {
+      const given = this.getNodeParameter("request", i);
+      let request: unknown = given;
+      if (typeof given === "string") {
+        try {
+          request = parseJson(given);
+        } catch {
+          const error = { error: "The Request parameter is not valid JSON.", details: { code: "invalid_input" } };
+          if (!this.continueOnFail()) throw nodeError(this, error, i);
+          out.push(errorItem(error, i));
+          continue;
+        }
+      }
+      const body = Array.isArray(request) ? { Messages: request } : (request as Record<string, unknown>);
+      const count = Array.isArray(body?.Messages) ? body.Messages.length : 0;
+      await send(
+        { ...body },
+        Array.from({ length: count }, () => i),
+        i,
+      );
+    }
+    return [out];
+  }
+}

@@ -1,0 +1,153 @@
+import {
+  type INodeExecutionData,
+  type INodeType,
+  type INodeTypeDescription,
+  type IPollFunctions,
+  NodeConnectionTypes,
+} from "n8n-workflow";
+import {
+  type ActivityCursor,
+  type ActivityTarget,
+  CREDENTIALS,
+  configFor,
+  item,
+  nftTransactionsByContract,
+  nftTransactionsByToken,
+  nftTransactionsOnChain,
+  nodeError,
+  nodeSources,
+  PageError,
+  pagesWith,
+  pollActivity,
+  type RunContext,
+  toErrorPayload,
+  typeFilterValues,
+} from "../../shared/chainmail";
+
+/** Records a manual test run shows: the newest few, without moving the cursor. */
+const SAMPLE = 5;
+
+export class ChainmailTrigger implements INodeType {
+  description: INodeTypeDescription = {
+    displayName: "Chainmail Trigger",
+    name: "chainmailTrigger",
+    icon: { light: "file:chainmail.svg", dark: "file:chainmail.dark.svg" },
+    group: ["trigger"],
+    version: 1,
+    subtitle: '={{$parameter["watch"]}}',
+    description: "Starts the workflow on new NFT activity of a contract, a token or the whole chain, each record once",
+    defaults: { name: "Chainmail Trigger" },
+    polling: true,
+    inputs: [],
+    outputs: [NodeConnectionTypes.Main],
+    credentials: nodeSources().map((source) => ({
+      name: CREDENTIALS[source.id]!,
+      required: true,
+      displayOptions: { show: { source: [source.id] } },
+    })),
+    properties: [
+      {
+        displayName: "Source",
+        name: "source",
+        type: "options",
+        noDataExpression: true,
+        options: nodeSources().map((source) => ({
+          name: source.title,
+          value: source.id,
+          description: source.description,
+        })),
+        default: "nftport",
+        description: "Where the activity is read from",
+      },
+      {
+        displayName: "Watch",
+        name: "watch",
+        type: "options",
+        noDataExpression: true,
+        options: [
+          { name: "Contract", value: "contract", description: "Every new record of one NFT contract" },
+          { name: "Token", value: "token", description: "Every new record of one NFT" },
+          { name: "Whole Chain", value: "chain", description: "Every new record on Ethereum from a start block on" },
+        ],
+        default: "contract",
+      },
+      {
+        displayName: "Contract Address",
+        name: "contractAddress",
+        type: "string",
+        required: true,
+        default: "",
+        placeholder: "0xbc4ca0eda7647a8ab7c2061c2e118a18a936f13d",
+        description: "The NFT contract (0x and 40 hex digits)",
+        displayOptions: { show: { watch: ["contract", "token"] } },
+      },
+      {
+        displayName: "Token ID",
+        name: "nftId",
+        type: "string",
+        required: true,
+        default: "",
+        description: "The token ID in decimal, any size (uint256)",
+        displayOptions: { show: { watch: ["token"] } },
+      },
+      {
+        displayName: "Start Block",
+        name: "startBlock",
+        type: "number",
+        required: true,
+        default: 0,
+        description: "Activity from this block on is new (the first poll emits it)",
+        displayOptions: { show: { watch: ["chain"] } },
+      },
+      {
+        displayName: "Transaction Types",
+        name: "types",
+        type: "multiOptions",
+        options: typeFilterValues(nftTransactionsByContract).map((value) => ({ name: value, value })),
+        default: ["all"],
+        description: "Kinds of transaction to trigger on (bid and list: contracts only)",
+      },
+    ],
+  };
+
+  async poll(this: IPollFunctions): Promise<INodeExecutionData[][] | null> {
+    const source = this.getNodeParameter("source") as string;
+    const watch = this.getNodeParameter("watch") as string;
+    const type = this.getNodeParameter("types", ["all"]) as string[];
+    const ctx = { config: await configFor(this, "source", source) };
+    let target: ActivityTarget;
+    if (watch === "chain") target = { kind: "chain", type, start_block: this.getNodeParameter("startBlock") as number };
+    else {
+      const contract_address = this.getNodeParameter("contractAddress") as string;
+      target =
+        watch === "token"
+          ? { kind: "token", contract_address, token_id: this.getNodeParameter("nftId") as string, type }
+          : { kind: "contract", contract_address, type };
+    }
+    try {
+      if (this.getMode() === "manual") return await sample(target, ctx);
+      const state = this.getWorkflowStaticData("node") as { cursor?: ActivityCursor };
+      const { records, cursor } = await pollActivity(target, state.cursor, ctx);
+      // Kept only once the records are handed to n8n: a failed poll reads the same window again next time.
+      state.cursor = cursor;
+      return records.length ? [records.map((record) => item(record))] : null;
+    } catch (error) {
+      const payload = error instanceof PageError ? error.payload : toErrorPayload(error);
+      throw nodeError(this, payload);
+    }
+  }
+}
+
+/** A manual run: the newest records of the target (the first ones from the start block, for the chain). */
+async function sample(target: ActivityTarget, ctx: RunContext): Promise<INodeExecutionData[][] | null> {
+  const base = target.kind === "chain" ? {} : { contract_address: target.contract_address };
+  const [node, query] =
+    target.kind === "chain"
+      ? [nftTransactionsOnChain, { type: target.type, from_block: target.start_block }]
+      : target.kind === "token"
+        ? [nftTransactionsByToken, { ...base, token_id: target.token_id, type: target.type }]
+        : [nftTransactionsByContract, { ...base, type: target.type }];
+  const records: unknown[] = [];
+  for await (const page of pagesWith(node, { query }, { limit: SAMPLE }, ctx)) records.push(...page.transactions);
+  return records.length ? [records.map((record) => item(record))] : null;
+}

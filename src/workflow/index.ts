@@ -1,0 +1,59 @@
+/**
+ * What the workflow packages (Node-RED, n8n) take from chainmail, and nothing more: the four nodes, running them
+ * with a config a host builds from its own settings and HTTP engine, paging, the activity poll, and the catalog of
+ * what a user may choose. Each package bundles this module; it reads no `process`, starts no timer and loads no
+ * HTTP library of its own (the host's pool does the HTTP), so that n8n's scanner accepts the bundle.
+ */
+
+import type { TSchema } from "@sinclair/typebox";
+import { type Config, configFrom } from "../core/config.js";
+import type { AnyNode } from "../core/node.js";
+import type { UpstreamPool } from "../core/upstream-pool.js";
+
+export { type ActivityCursor, type ActivityTarget, pollActivity, targetKey } from "../activity/poll.js";
+export type { Config } from "../core/config.js";
+export { ChainmailError, type ErrorPayload, toErrorPayload } from "../core/errors.js";
+export { scrub } from "../core/http.js";
+export { parseJson, withExactStrings } from "../core/json.js";
+export { type AnyNode, type RunContext, runNodeWith } from "../core/node.js";
+export { PageError, pagesWith } from "../core/paginate.js";
+export {
+  type Answer,
+  AnswerTooLarge,
+  AttemptTimeout,
+  CutOffAnswer,
+  type Exchange,
+  type UpstreamPool,
+} from "../core/upstream-pool.js";
+export {
+  emailSend,
+  nftTransactionsByContract,
+  nftTransactionsByToken,
+  nftTransactionsOnChain,
+} from "../nodes/index.js";
+export { nftSources, portableNftSources, type Setting, type SourceEntry, settingsEnv } from "../sources/catalog.js";
+export { mailTransports } from "../transports/catalog.js";
+
+/** Settings a host may pass through from its environment or its user: the catalog's, and the tuning ones. */
+export const TUNING_SETTINGS = [
+  "CHAINMAIL_TIMEOUT_MS",
+  "CHAINMAIL_MAX_RETRIES",
+  "CHAINMAIL_RETRY_BASE_MS",
+  "CHAINMAIL_RETRY_MAX_DELAY_MS",
+  "CHAINMAIL_RETRY_BUDGET_MS",
+  "NFTPORT_TIMEOUT_MS",
+  "MAILJET_TIMEOUT_MS",
+  "MAILJET_CONCURRENCY",
+] as const;
+
+/** A host's config: the settings it gathered (NFT_SOURCE among them) and its HTTP engine; always Mailjet for mail. */
+export function hostConfig(env: Readonly<Record<string, string | undefined>>, pool: UpstreamPool): Config {
+  return configFrom({ ...env, EMAIL_TRANSPORT: "mailjet" }, { pool });
+}
+
+/** The values a retriever's `query.type` filter accepts, read from its schema (what a host lists as options). */
+export function typeFilterValues(node: AnyNode): string[] {
+  const filter = (node.inputs as Record<string, TSchema>).query?.properties?.type;
+  const items = (filter?.items?.anyOf ?? []) as TSchema[];
+  return items.map((literal) => String(literal.const));
+}
