@@ -63,6 +63,15 @@ seed_n8n_user() {
 }
 build "n8n-user-$N8N_VERSION" seed_n8n_user
 
+# n8n's tools for community packages: n8n-workflow (types), @n8n/node-cli (`n8n-node lint`), the scanner.
+N8N_TOOLS_VERSION="$N8N_VERSION-cli0.48.3-scan0.32.0"
+install_n8n_tools() {
+  echo '{"private":true}' >package.json
+  PATH="$NODE24:$PATH" quiet_npm install --ignore-scripts "n8n-workflow@2.41.0" "@n8n/node-cli@0.48.3" \
+    "@n8n/scan-community-package@0.32.0" "@types/node@24"
+}
+build "n8n-tools-$N8N_TOOLS_VERSION" install_n8n_tools
+
 cat <<OUT
 NODE24=$NODE24
 NODE26=$NODE26
@@ -71,4 +80,5 @@ NODE26_HEADERS=$(headers_of "$NODE26")
 NODE_RED=$CACHE/node-red-$NODE_RED_VERSION/node_modules/.bin/node-red
 N8N=$N8N
 N8N_USER_SEED=$CACHE/n8n-user-$N8N_VERSION/user
+N8N_TOOLS=$CACHE/n8n-tools-$N8N_TOOLS_VERSION
 OUT

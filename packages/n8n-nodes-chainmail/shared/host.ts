@@ -113,7 +113,8 @@ export async function configFor(fns: Functions, kind: "source" | "mail", id: str
   const credential = CREDENTIALS[id];
   if (!entry || !credential) throw new NodeOperationError(fns.getNode(), `Unknown ${kind} "${id}"`);
   const values = (await fns.getCredentials(credential)) as Record<string, unknown>;
-  return hostConfig(settingsEnv(entry, values), n8nPool(fns, credential));
+  const env = settingsEnv(entry, values, kind === "source" ? "NFT_SOURCE" : "EMAIL_TRANSPORT");
+  return hostConfig(env, n8nPool(fns, credential));
 }
 
 /** A node's error output as n8n shows it: its message, its code and details (no secret is ever in them). */

@@ -123,7 +123,7 @@ export class ChainmailEmail implements INodeType {
         // that no retry of this node sends a message twice. A failure of the batch shows on each failed message.
         if (options.rawOutput)
           out.push(item({ "messages sent": output["messages sent"], response: output.response }, at));
-        else results.forEach((result, m) => out.push(item(result, pairs[m] ?? at)));
+        else for (const [m, result] of results.entries()) out.push(item(result, pairs[m] ?? at));
         return;
       }
       const error = output.error ?? {

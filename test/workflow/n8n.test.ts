@@ -1,0 +1,458 @@
+/**
+ * n8n-nodes-chainmail in a real n8n 2.41.1 under Node 24: the packed tarball installed as a community package,
+ * credentials and workflows imported with n8n's CLI, workflows run with `n8n execute`, and the trigger polling in
+ * `n8n start` across restarts; every call goes to the local NFTPort- and Mailjet-compatible servers and a real
+ * chainmail service.
+ */
+import { cpSync, mkdirSync, mkdtempSync, rmSync, writeFileSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { withExactStrings } from "../../src/core/json.js";
+import { records } from "../../src/core/paginate.js";
+import { nftTransactionsByContract } from "../../src/nodes/index.js";
+import { type RunningServer, startServer } from "../../src/server/index.js";
+import { testConfig } from "../helpers.js";
+import {
+  FIRST_MESSAGE_ID,
+  type MailjetServer,
+  API_KEY as MJ_KEY,
+  SECRET_KEY as MJ_SECRET,
+  startMailjet,
+} from "../upstreams/mailjet.js";
+import { type NftportServer, type Rec, startNftport, VALID_KEY } from "../upstreams/nftport.js";
+import { CONTRACT_721, CONTRACT_1155, HUGE_TOKEN, standardDataset } from "../upstreams/nftport-data.js";
+import { eventually, exec, installTarball, node24Env, pack, runtime, start } from "./runtimes.js";
+
+const SERVICE_TOKEN = "n8n-service-token-0123456789";
+const BAD_KEY = "ffffffff-ffff-4fff-8fff-ffffffffffff";
+const WATCHED = "0x7777777777777777777777777777777777777777";
+const hash = (n: number) => `0x${n.toString(16).padStart(64, "0")}`;
+const transfer = (block: number): Rec => ({
+  type: "transfer",
+  transfer_from: "0x00000000000000000000000000000000000000a0",
+  transfer_to: "0x00000000000000000000000000000000000000b0",
+  contract_address: WATCHED,
+  token_id: String(block),
+  quantity: 1,
+  transaction_hash: hash(block),
+  block_hash: hash(block + 1),
+  block_number: block,
+  transaction_date: new Date(Date.UTC(2024, 0, 1) + block * 12_000).toISOString().slice(0, 19),
+});
+
+let nftport: NftportServer;
+let mailjet: MailjetServer;
+let service: RunningServer;
+let home: string;
+let env: Record<string, string>;
+
+const n8n = (args: string[]) => exec(runtime("N8N"), args, { env, maxBuffer: 64 * 2 ** 20 });
+
+beforeAll(async () => {
+  const dataset = standardDataset();
+  dataset.byContract.set(WATCHED, [transfer(3000), transfer(3001)]);
+  nftport = await startNftport(dataset);
+  mailjet = await startMailjet();
+  service = await startServer({
+    port: 0,
+    config: testConfig({ NFTPORT_BASE_URL: nftport.url, NFTPORT_API_KEY: VALID_KEY }),
+    tokens: [SERVICE_TOKEN],
+  });
+  home = mkdtempSync(join(tmpdir(), "chainmail-n8n-"));
+  // A user folder n8n has already migrated (scripts/ci/runtimes.sh made it), and the package as users get it.
+  cpSync(runtime("N8N_USER_SEED"), join(home, "user"), { recursive: true });
+  env = node24Env({
+    N8N_USER_FOLDER: join(home, "user"),
+    N8N_DIAGNOSTICS_ENABLED: "false",
+    N8N_ENCRYPTION_KEY: "chainmail-ci-only",
+    N8N_RUNNERS_ENABLED: "false",
+    N8N_LOG_LEVEL: "info",
+    N8N_GRACEFUL_SHUTDOWN_TIMEOUT: "5",
+  });
+  const nodes = join(home, "user", ".n8n", "nodes");
+  mkdirSync(nodes, { recursive: true });
+  writeFileSync(join(nodes, "package.json"), '{"private":true}');
+  await installTarball(nodes, await pack("n8n-nodes-chainmail"), env);
+
+  const credentials = [
+    { id: "nftport", name: "NFTPort", type: "chainmailNftPortApi", data: { apiKey: VALID_KEY, baseUrl: nftport.url } },
+    {
+      id: "nftportbad",
+      name: "NFTPort bad",
+      type: "chainmailNftPortApi",
+      data: { apiKey: BAD_KEY, baseUrl: nftport.url },
+    },
+    {
+      id: "service",
+      name: "Service",
+      type: "chainmailServiceApi",
+      data: { baseUrl: service.url, token: SERVICE_TOKEN },
+    },
+    {
+      id: "mailjet",
+      name: "Mailjet",
+      type: "chainmailMailjetApi",
+      data: { apiKey: MJ_KEY, secretKey: MJ_SECRET, baseUrl: mailjet.url },
+    },
+  ];
+  writeFileSync(join(home, "credentials.json"), JSON.stringify(credentials));
+  await n8n(["import:credentials", `--input=${join(home, "credentials.json")}`]);
+  const workflows = join(home, "workflows");
+  mkdirSync(workflows);
+  for (const workflow of [everyOperation(), failing(), watching()]) {
+    writeFileSync(join(workflows, `${workflow.id}.json`), JSON.stringify(workflow));
+  }
+  await n8n(["import:workflow", "--separate", `--input=${workflows}`]);
+  // Imported workflows are drafts: the trigger's runs once published.
+  await n8n(["publish:workflow", "--id=watching"]);
+}, 300_000);
+
+afterAll(async () => {
+  await service?.close();
+  await nftport?.close();
+  await mailjet?.close();
+  if (home) rmSync(home, { recursive: true, force: true });
+});
+
+const credential = (type: string, id: string) => ({ [type]: { id, name: id } });
+const at = (x: number) => [x, 0];
+const nft = (name: string, parameters: Record<string, unknown>, extra: Record<string, unknown> = {}) => ({
+  id: name,
+  name,
+  type: "n8n-nodes-chainmail.chainmailNft",
+  typeVersion: 1,
+  position: at(200),
+  parameters,
+  credentials:
+    parameters.source === "service"
+      ? credential("chainmailServiceApi", "service")
+      : credential("chainmailNftPortApi", "nftport"),
+  ...extra,
+});
+const message = (subject: string, to = `${subject}@example.com`) => ({
+  From: { Email: "alerts@chainmail.test", Name: "chainmail" },
+  To: [{ Email: to, Name: "Someone" }],
+  Subject: subject,
+  TextPart: "hello",
+  HTMLPart: "<p>hello</p>",
+});
+const email = (name: string, parameters: Record<string, unknown>) => ({
+  id: name,
+  name,
+  type: "n8n-nodes-chainmail.chainmailEmail",
+  typeVersion: 1,
+  position: at(400),
+  parameters,
+  credentials: credential("chainmailMailjetApi", "mailjet"),
+});
+const connect = (pairs: [string, string, number?][]) => {
+  const connections: Record<string, { main: { node: string; type: string; index: number }[][] }> = {};
+  for (const [from, to, output = 0] of pairs) {
+    connections[from] ??= { main: [] };
+    const main = connections[from].main;
+    while (main.length <= output) main.push([]);
+    main[output]!.push({ node: to, type: "main", index: 0 });
+  }
+  return connections;
+};
+const manual = {
+  id: "Start",
+  name: "Start",
+  type: "n8n-nodes-base.manualTrigger",
+  typeVersion: 1,
+  position: at(0),
+  parameters: {},
+};
+
+/** Every operation side by side, from one manual start. */
+function everyOperation() {
+  const nodes = [
+    manual,
+    nft("By Token", {
+      source: "nftport",
+      operation: "getByToken",
+      contractAddress: CONTRACT_1155,
+      nftId: HUGE_TOKEN,
+      types: ["mint"],
+      returnAll: false,
+      limit: 3,
+    }),
+    nft("By Contract", {
+      source: "nftport",
+      operation: "getByContract",
+      contractAddress: CONTRACT_721,
+      returnAll: true,
+    }),
+    nft("On Chain", {
+      source: "nftport",
+      operation: "getOnChain",
+      fromBlock: 16000010,
+      toBlock: 16000019,
+      returnAll: true,
+    }),
+    nft("Raw Page", {
+      source: "nftport",
+      operation: "getByContract",
+      contractAddress: CONTRACT_721,
+      returnAll: false,
+      limit: 5,
+      options: { rawOutput: true },
+    }),
+    nft("Via Service", {
+      source: "service",
+      operation: "getByToken",
+      contractAddress: CONTRACT_1155,
+      nftId: HUGE_TOKEN,
+      types: ["mint"],
+      returnAll: false,
+      limit: 3,
+    }),
+    nft(
+      "Bad Input",
+      { source: "nftport", operation: "getByContract", contractAddress: "0x1234", returnAll: false, limit: 1 },
+      { onError: "continueErrorOutput" },
+    ),
+    {
+      id: "To Messages",
+      name: "To Messages",
+      type: "n8n-nodes-base.set",
+      typeVersion: 3.4,
+      position: at(400),
+      parameters: {
+        mode: "raw",
+        jsonOutput: `={{ JSON.stringify(${JSON.stringify(message("x", "y"))
+          .replace('"x"', "'token ' + $json.transaction_hash")
+          .replace('"y"', "$json.transaction_hash.slice(-8) + '@example.com'")}) }}`,
+      },
+    },
+    email("Email Items", { messagesFrom: "items" }),
+    email("Email Json", {
+      messagesFrom: "json",
+      request: JSON.stringify({ Messages: [message("one"), message("two")] }),
+    }),
+  ];
+  return {
+    id: "everyOperation",
+    name: "every operation",
+    active: false,
+    nodes,
+    connections: connect([
+      ["Start", "By Token"],
+      ["Start", "By Contract"],
+      ["Start", "On Chain"],
+      ["Start", "Raw Page"],
+      ["Start", "Via Service"],
+      ["Start", "Bad Input"],
+      ["Start", "Email Json"],
+      ["By Token", "To Messages"],
+      ["To Messages", "Email Items"],
+    ]),
+    settings: {},
+  };
+}
+
+/** A retriever whose key NFTPort refuses, not continuing on fail: the execution fails with chainmail's message. */
+function failing() {
+  return {
+    id: "failing",
+    name: "failing",
+    active: false,
+    nodes: [
+      manual,
+      {
+        ...nft("Refused", {
+          source: "nftport",
+          operation: "getByContract",
+          contractAddress: CONTRACT_721,
+          returnAll: false,
+          limit: 1,
+        }),
+        credentials: credential("chainmailNftPortApi", "nftportbad"),
+      },
+    ],
+    connections: connect([["Start", "Refused"]]),
+    settings: {},
+  };
+}
+
+/** The trigger on WATCHED, each new record mailed (the mails are what the test counts). */
+function watching() {
+  const request = `={{ ${JSON.stringify({ Messages: [message("SUBJECT", "TO")] })
+    .replace('"SUBJECT"', "$json.transaction_hash")
+    .replace('"TO"', "$json.transaction_hash.slice(-8) + '@example.org'")} }}`;
+  return {
+    id: "watching",
+    name: "watching",
+    active: true,
+    nodes: [
+      {
+        id: "Watch",
+        name: "Watch",
+        type: "n8n-nodes-chainmail.chainmailTrigger",
+        typeVersion: 1,
+        position: at(0),
+        parameters: {
+          source: "nftport",
+          watch: "contract",
+          contractAddress: WATCHED,
+          pollTimes: { item: [{ mode: "everyHour" }] },
+        },
+        credentials: credential("chainmailNftPortApi", "nftport"),
+      },
+      email("Mail Each", { messagesFrom: "json", request }),
+    ],
+    connections: connect([["Watch", "Mail Each"]]),
+    settings: {},
+  };
+}
+
+type Item = { json: Record<string, any>; pairedItem?: { item: number } };
+type RunData = Record<string, { data?: { main: Item[][] }; error?: { message: string } }[]>;
+
+async function execute(id: string): Promise<{ runData: RunData; text: string; failed: boolean }> {
+  let stdout: string;
+  let failed = false;
+  try {
+    ({ stdout } = await n8n(["execute", `--id=${id}`, "--rawOutput"]));
+  } catch (error) {
+    failed = true;
+    const {
+      stdout: out = "",
+      stderr = "",
+      message = "",
+    } = error as { stdout?: string; stderr?: string; message?: string };
+    stdout = `${out}\n${stderr}\n${message}`;
+  }
+  // The execution as JSON between n8n's log lines: from a line "{" to a line "}".
+  const json = /^\{$[\s\S]*?^\}$/m.exec(stdout)?.[0];
+  let runData: RunData = {};
+  try {
+    runData = JSON.parse(json ?? "").data.resultData.runData;
+  } catch {
+    // A failed execution may print its error instead of run data: the text is what the test reads then.
+  }
+  return { runData, text: stdout, failed };
+}
+
+const main = (runData: RunData, node: string, output = 0): Item[] => runData[node]?.[0]?.data?.main[output] ?? [];
+
+describe("n8n-nodes-chainmail in n8n 2.41.1", () => {
+  let run: Awaited<ReturnType<typeof execute>>;
+  beforeAll(async () => {
+    run = await execute("everyOperation");
+  }, 120_000);
+
+  it("by token: one item per record, integers beyond 2^53 as exact strings, paired with its input", () => {
+    const items = main(run.runData, "By Token");
+    expect(items).toHaveLength(3);
+    for (const item of items) {
+      expect(item.json.token_id).toBe(HUGE_TOKEN);
+      expect(item.json.quantity).toBe("10000000000000000000000");
+      expect(item.pairedItem).toEqual({ item: 0 });
+    }
+  });
+
+  it("return all: every record of a contract (three pages), in the upstream's order", async () => {
+    const contractRecords: unknown[] = [];
+    const config = testConfig({ NFTPORT_BASE_URL: nftport.url, NFTPORT_API_KEY: VALID_KEY });
+    for await (const record of records(
+      nftTransactionsByContract,
+      { query: { contract_address: CONTRACT_721 } },
+      {},
+      { config },
+    )) {
+      contractRecords.push(withExactStrings(record));
+    }
+    const items = main(run.runData, "By Contract");
+    expect(items).toHaveLength(130);
+    expect(items.map((item) => item.json)).toEqual(contractRecords);
+  });
+
+  it("the whole chain within a block range", () => {
+    const blocks = main(run.runData, "On Chain").map((item) => item.json.block_number as number);
+    expect(blocks.length).toBeGreaterThan(0);
+    expect(Math.min(...blocks)).toBeGreaterThanOrEqual(16000010);
+    expect(Math.max(...blocks)).toBeLessThanOrEqual(16000019);
+  });
+
+  it("raw output: the node's output per page, with its continuation and the upstream's raw response", () => {
+    const [page] = main(run.runData, "Raw Page");
+    expect(page!.json.data.transactions).toHaveLength(5);
+    expect(page!.json.data.continuation).not.toBe("");
+    expect(page!.json.response.status).toBe(200);
+    expect(page!.json.response.body).toContain('"response":"OK"');
+  });
+
+  it("through a chainmail service: the same records", () => {
+    const direct = main(run.runData, "By Token").map((item) => item.json);
+    expect(main(run.runData, "Via Service").map((item) => item.json)).toEqual(direct);
+  });
+
+  it("bad input goes to the error output with chainmail's message and code", () => {
+    expect(main(run.runData, "Bad Input", 0)).toHaveLength(0);
+    const [failure] = main(run.runData, "Bad Input", 1);
+    expect(failure!.json.error).toContain("query.contract_address");
+    expect(failure!.json.details.code).toBe("invalid_input");
+  });
+
+  it("email from items: one batch, one result per message paired with its item, MessageIDs exact", () => {
+    const results = main(run.runData, "Email Items");
+    expect(results.map((item) => item.pairedItem?.item)).toEqual([0, 1, 2]);
+    for (const result of results) {
+      expect(result.json.Status).toBe("success");
+      expect(typeof result.json.To[0].MessageID).toBe("string");
+      expect(BigInt(result.json.To[0].MessageID)).toBeGreaterThanOrEqual(FIRST_MESSAGE_ID);
+    }
+    const ids = [...results, ...main(run.runData, "Email Json")].map((item) => item.json.To[0].MessageID);
+    expect(new Set(ids).size).toBe(5);
+  });
+
+  it("email from JSON: its messages sent once each, with Mailjet's own login", () => {
+    expect(main(run.runData, "Email Json").map((item) => item.json.Status)).toEqual(["success", "success"]);
+    const subjects = mailjet.deliveries.map((delivery) => delivery.subject);
+    expect(subjects.filter((subject) => subject === "one")).toHaveLength(1);
+    expect(mailjet.duplicates()).toEqual([]);
+    const basic = `Basic ${Buffer.from(`${MJ_KEY}:${MJ_SECRET}`).toString("base64")}`;
+    expect(mailjet.requests.every((request) => request.authorization === basic)).toBe(true);
+  });
+
+  it("a refused key fails the execution with chainmail's message and code, the key never shown", async () => {
+    const failed = await execute("failing");
+    expect(failed.failed || failed.runData.Refused?.[0]?.error !== undefined).toBe(true);
+    expect(failed.text).toContain("NFTPort refused the API key");
+    expect(failed.text).toContain("upstream_auth");
+    expect(failed.text).not.toContain(BAD_KEY);
+  }, 120_000);
+});
+
+describe("chainmailTrigger in n8n start", () => {
+  const mailed = () => mailjet.deliveries.map((d) => String(d.subject)).filter((subject) => subject.startsWith("0x"));
+
+  it("notes where the activity stands, then mails each new record once across restarts", async () => {
+    const run = async (then: () => Promise<void>) => {
+      const server = start(runtime("N8N"), ["start"], { ...env, N8N_PORT: "0", N8N_LISTEN_ADDRESS: "127.0.0.1" });
+      try {
+        await server.waitFor(/Editor is now accessible/, 120_000);
+        await then();
+      } finally {
+        await server.stop();
+      }
+    };
+    const settle = (ms: number) => () => new Promise<void>((resolve) => setTimeout(resolve, ms));
+    // First start: the activation poll only notes the newest record.
+    await run(settle(3_000));
+    expect(mailed()).toEqual([]);
+
+    nftport.add(WATCHED, [transfer(3002), transfer(3003)]);
+    await run(async () => {
+      await eventually(() => mailed().length >= 2, "the two new records mailed", 60_000);
+      await settle(2_000)();
+    });
+    expect(mailed().sort()).toEqual([hash(3002), hash(3003)]);
+
+    // Third start: nothing new, nothing mailed again.
+    await run(settle(5_000));
+    expect(mailed().sort()).toEqual([hash(3002), hash(3003)]);
+  }, 300_000);
+});
