@@ -88,7 +88,7 @@ async function buildNodeRed() {
   rmSync(out, { recursive: true, force: true });
   await build({
     ...common,
-    entryPoints: [join(dir, "src", "chainmail.ts")],
+    entryPoints: [join(dir, "src", "chainmail.cts")],
     outfile: join(out, "chainmail.js"),
     plugins: [leaveOut],
   });

@@ -55,8 +55,8 @@ export async function installTarball(dir: string, tarball: string, env: Record<s
 export interface Running {
   child: ChildProcess;
   output: () => string;
-  /** Resolves when the output has a line matching `pattern`; rejects after `timeoutMs`. */
-  waitFor(pattern: RegExp, timeoutMs?: number): Promise<void>;
+  /** Resolves when the output (from character `from` on) matches `pattern`; rejects after `timeoutMs`. */
+  waitFor(pattern: RegExp, timeoutMs?: number, from?: number): Promise<void>;
   stop(): Promise<void>;
 }
 
@@ -76,10 +76,10 @@ export function start(command: string, args: string[], env: Record<string, strin
   return {
     child,
     output: () => text,
-    waitFor(pattern, timeoutMs = 90_000) {
+    waitFor(pattern, timeoutMs = 90_000, from = 0) {
       return new Promise((resolve, reject) => {
         const check = () => {
-          if (!pattern.test(text)) return;
+          if (!pattern.test(text.slice(from))) return;
           cleanup();
           resolve();
         };

@@ -15,7 +15,6 @@
  * it), and connection errors keep their codes (ECONNREFUSED, ECONNRESET, …).
  */
 import type { ClientRequest, Agent as HttpAgent, IncomingMessage, RequestOptions } from "node:http";
-import { createRequire } from "node:module";
 import type { Socket } from "node:net";
 import type { Dispatcher } from "undici";
 
@@ -24,8 +23,9 @@ const CONNECT_TIMEOUT_MS = 10_000;
 
 type Transport = { Agent: typeof HttpAgent; request: (options: RequestOptions) => ClientRequest };
 
-// node:https (and TLS with it) loads only for the first https origin.
-const load = (id: string): unknown => createRequire(import.meta.url)(id);
+// node:https (and TLS with it) loads only for the first https origin. A built-in by name works in a bundle too
+// (the Node-RED package's CommonJS, where import.meta is empty).
+const load = (id: string): unknown => process.getBuiltinModule(id);
 
 /** The error of a connection that did not open in time: undici's code, which core/http.ts reads as "not sent". */
 class ConnectTimeout extends Error {

@@ -1,0 +1,261 @@
+/**
+ * node-red-contrib-chainmail: chainmail's four nodes as Node-RED node types, a config node for credentials and
+ * origins, and an activity node that emits new records as they appear. Bundled with chainmail's workflow kit into
+ * dist/chainmail.js (scripts/build-packages.mjs); the editor's part is chainmail.html beside it.
+ *
+ * A node's `msg.payload` in is its input object, keyed by input port ({ query, params } or { params, request });
+ * each output port that fires sends one message whose `msg.payload` is that port's value, integers beyond 2^53 as
+ * exact decimal strings. Secrets live in Node-RED's credential store and never reach a message, a log or a status.
+ */
+import { mkdirSync, readFileSync, renameSync, rmSync, writeFileSync } from "node:fs";
+import { join } from "node:path";
+import { dispatcherPool } from "../../../src/core/pools/dispatcher.js";
+import { NodeHttpPool } from "../../../src/core/pools/node-http.js";
+import {
+  type ActivityCursor,
+  type ActivityTarget,
+  type AnyNode,
+  type Config,
+  emailSend,
+  hostConfig,
+  mailTransports,
+  nftSources,
+  nftTransactionsByContract,
+  nftTransactionsByToken,
+  nftTransactionsOnChain,
+  PageError,
+  pollActivity,
+  portableNftSources,
+  runNodeWith,
+  scrub,
+  settingsEnv,
+  TUNING_SETTINGS,
+  toErrorPayload,
+  withExactStrings,
+} from "../../../src/workflow/index.js";
+import type { NodeAPI, NodeDef, NodeMessage, RuntimeNode } from "./node-red.js";
+
+/** One connection pool for every node of this Node-RED process (Node's own HTTP client). */
+const pool = dispatcherPool(new NodeHttpPool({ connections: 16 }));
+
+/** The settings a node takes from Node-RED's process environment when no config node says otherwise. */
+const ENV_SETTINGS = [
+  "NFT_SOURCE",
+  ...nftSources.filter((s) => s.portable).flatMap((s) => s.settings.map((setting) => setting.env)),
+  ...mailTransports.flatMap((t) => t.settings.map((setting) => setting.env)),
+  ...TUNING_SETTINGS,
+];
+
+function processEnv(): Record<string, string> {
+  const env: Record<string, string> = {};
+  for (const name of ENV_SETTINGS) {
+    const value = process.env[name];
+    if (value) env[name] = value;
+  }
+  // Only a source that runs here may be chosen (the own index needs a database: reach it through a service).
+  if (env.NFT_SOURCE && !portableNftSources().some((s) => s.id === env.NFT_SOURCE)) delete env.NFT_SOURCE;
+  return env;
+}
+
+/** What the config node holds: its fields, and its credentials by the catalog's setting keys. */
+interface ChainmailConfigNode extends RuntimeNode {
+  settings(): { env: Record<string, string>; secrets: string[] };
+}
+
+interface ConfigDef extends NodeDef {
+  source?: string;
+  nftportBaseUrl?: string;
+  serviceUrl?: string;
+  mailjetBaseUrl?: string;
+}
+
+interface Credentials {
+  nftportApiKey?: string;
+  serviceToken?: string;
+  mailjetApiKey?: string;
+  mailjetSecretKey?: string;
+}
+
+/** The config node's fields and credentials as chainmail's settings (the catalog's variables). */
+function configSettings(def: ConfigDef, credentials: Credentials) {
+  const source = nftSources.find((s) => s.id === def.source && s.portable) ?? nftSources[0]!;
+  const values: Record<string, Record<string, unknown>> = {
+    nftport: { apiKey: credentials.nftportApiKey, baseUrl: def.nftportBaseUrl },
+    service: { baseUrl: def.serviceUrl, token: credentials.serviceToken },
+  };
+  const mailjet = mailTransports.find((t) => t.id === "mailjet")!;
+  const env = {
+    ...settingsEnv(source, values[source.id] ?? {}),
+    ...settingsEnv(
+      mailjet,
+      {
+        apiKey: credentials.mailjetApiKey,
+        secretKey: credentials.mailjetSecretKey,
+        baseUrl: def.mailjetBaseUrl,
+      },
+      "EMAIL_TRANSPORT",
+    ),
+  };
+  const secrets = Object.values(credentials).filter((v): v is string => typeof v === "string" && v.length > 0);
+  return { env, secrets };
+}
+
+/** The output ports of each node type, in order: one Node-RED output each. */
+const NODE_TYPES: Record<string, AnyNode> = {
+  "chainmail-nft-transactions-by-contract": nftTransactionsByContract,
+  "chainmail-nft-transactions-on-chain": nftTransactionsOnChain,
+  "chainmail-nft-transactions-by-token": nftTransactionsByToken,
+  "chainmail-email-send": emailSend,
+};
+
+/** A status text that names no secret: the short form of an error payload. */
+const errorStatus = (code: string) => ({ fill: "red" as const, shape: "ring" as const, text: code });
+
+export = function register(RED: NodeAPI) {
+  const settingsOf = (configId: string | undefined) => {
+    const configNode = configId ? (RED.nodes.getNode(configId) as ChainmailConfigNode | null) : null;
+    const own = configNode?.settings() ?? { env: {}, secrets: [] };
+    return { env: { ...processEnv(), ...own.env }, secrets: own.secrets };
+  };
+  const configOf = (env: Record<string, string>): Config => hostConfig(env, pool);
+
+  function ChainmailConfig(this: ChainmailConfigNode, def: ConfigDef) {
+    RED.nodes.createNode(this, def);
+    const credentials = (this.credentials ?? {}) as Credentials;
+    this.settings = () => configSettings(def, credentials);
+  }
+  RED.nodes.registerType("chainmail-config", ChainmailConfig, {
+    credentials: {
+      nftportApiKey: { type: "password" },
+      serviceToken: { type: "password" },
+      mailjetApiKey: { type: "password" },
+      mailjetSecretKey: { type: "password" },
+    },
+  });
+
+  for (const [type, definition] of Object.entries(NODE_TYPES)) {
+    const ports = Object.keys(definition.outputs);
+    function ChainmailNode(this: RuntimeNode, def: NodeDef & { config?: string }) {
+      RED.nodes.createNode(this, def);
+      this.on("input", async (msg: NodeMessage, send, done) => {
+        this.status({ fill: "blue", shape: "dot", text: "running" });
+        const { env, secrets } = settingsOf(def.config);
+        let output: Record<string, unknown>;
+        try {
+          output = await runNodeWith(definition, msg.payload, { config: configOf(env) });
+        } catch (error) {
+          output = { error: toErrorPayload(error) };
+        }
+        const messages = ports.map((port, i) => {
+          if (!Object.hasOwn(output, port)) return null;
+          const value = withExactStrings(output[port]);
+          return { ...(i === 0 ? msg : RED.util.cloneMessage(msg)), payload: value };
+        });
+        send(messages);
+        const error = output.error as { error: string; details: { code: string } } | undefined;
+        if (error) {
+          this.status(errorStatus(error.details.code));
+          // Logged as the node's warning: the message says what to fix; a secret never reaches it.
+          this.warn(scrub(error.error, secrets));
+        } else this.status({ fill: "green", shape: "dot", text: summary(output) });
+        done();
+      });
+    }
+    RED.nodes.registerType(type, ChainmailNode);
+  }
+
+  RED.nodes.registerType("chainmail-activity", function ChainmailActivity(this: RuntimeNode, def: ActivityDef) {
+    RED.nodes.createNode(this, def);
+    startActivity(RED, this, def, () => settingsOf(def.config), configOf);
+  });
+};
+
+/** The status of a successful run: records or messages. */
+function summary(output: Record<string, unknown>): string {
+  const data = output.data as { transactions?: unknown[] } | undefined;
+  if (data?.transactions) return `${data.transactions.length} records`;
+  const sent = output["messages sent"] as { Messages?: { Status?: string }[] } | undefined;
+  if (sent?.Messages) {
+    const failed = sent.Messages.filter((m) => m.Status !== "success").length;
+    return failed ? `${sent.Messages.length - failed} sent, ${failed} failed` : `${sent.Messages.length} sent`;
+  }
+  return "done";
+}
+
+interface ActivityDef extends NodeDef {
+  config?: string;
+  kind?: string;
+  contractAddress?: string;
+  tokenId?: string;
+  startBlock?: string | number;
+  types?: string;
+  interval?: string | number;
+}
+
+/**
+ * The activity node: polls every `interval` seconds, sends one message per new record (oldest first), and keeps
+ * its cursor in a file of Node-RED's user folder, written after the messages are sent, so that a restart goes on
+ * from where it was: each record once.
+ */
+function startActivity(
+  RED: NodeAPI,
+  node: RuntimeNode,
+  def: ActivityDef,
+  settings: () => { env: Record<string, string>; secrets: string[] },
+  configOf: (env: Record<string, string>) => Config,
+) {
+  const types = (def.types ?? "all")
+    .split(",")
+    .map((t) => t.trim())
+    .filter(Boolean);
+  const kind = def.kind === "token" || def.kind === "chain" ? def.kind : "contract";
+  const target: ActivityTarget =
+    kind === "chain"
+      ? { kind, type: types, start_block: Number(def.startBlock ?? 0) }
+      : kind === "token"
+        ? { kind, contract_address: def.contractAddress ?? "", token_id: String(def.tokenId ?? ""), type: types }
+        : { kind, contract_address: def.contractAddress ?? "", type: types };
+  const dir = join(RED.settings.userDir ?? ".", "chainmail-activity");
+  const file = join(dir, `${node.id}.json`);
+  const read = (): ActivityCursor | undefined => {
+    try {
+      return JSON.parse(readFileSync(file, "utf8")) as ActivityCursor;
+    } catch {
+      return undefined;
+    }
+  };
+  const write = (cursor: ActivityCursor) => {
+    mkdirSync(dir, { recursive: true });
+    writeFileSync(`${file}.tmp`, JSON.stringify(cursor));
+    renameSync(`${file}.tmp`, file);
+  };
+  const intervalMs = Math.max(1, Number(def.interval ?? 60)) * 1000;
+  let timer: NodeJS.Timeout | undefined;
+  let closed = false;
+  const poll = async () => {
+    const { env, secrets } = settings();
+    try {
+      const { records, cursor } = await pollActivity(target, read(), { config: configOf(env) });
+      for (const record of records) node.send({ payload: withExactStrings(record), topic: target.kind });
+      write(cursor);
+      node.status({
+        fill: "green",
+        shape: "dot",
+        text: `${records.length} new · ${new Date().toISOString().slice(11, 19)}`,
+      });
+    } catch (error) {
+      const payload = error instanceof PageError ? error.payload : toErrorPayload(error);
+      node.status(errorStatus(payload.details.code));
+      node.warn(scrub(payload.error, secrets));
+    }
+    if (!closed) timer = setTimeout(poll, intervalMs);
+  };
+  timer = setTimeout(poll, 0);
+  node.on("close", (removed: boolean, done: () => void) => {
+    closed = true;
+    clearTimeout(timer);
+    // A node deleted from the flow forgets its cursor; a restart or a redeploy keeps it.
+    if (removed) rmSync(file, { force: true });
+    done();
+  });
+}

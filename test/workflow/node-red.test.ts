@@ -1,0 +1,372 @@
+/**
+ * node-red-contrib-chainmail in a real headless Node-RED 5 under Node 24: the packed tarball installed alone into
+ * the user folder, flows deployed through the admin API, inputs injected through it, every output port wired to a
+ * local sink that records what each port sent; the upstreams are the local NFTPort- and Mailjet-compatible servers
+ * and a real chainmail service.
+ */
+
+import { mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";
+import { createServer, type Server } from "node:http";
+import type { AddressInfo } from "node:net";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { type RunningServer, startServer } from "../../src/server/index.js";
+import { testConfig } from "../helpers.js";
+import { type MailjetServer, API_KEY as MJ_KEY, SECRET_KEY as MJ_SECRET, startMailjet } from "../upstreams/mailjet.js";
+import { type NftportServer, type Rec, startNftport, VALID_KEY } from "../upstreams/nftport.js";
+import { CONTRACT_721, CONTRACT_1155, HUGE_TOKEN, standardDataset } from "../upstreams/nftport-data.js";
+import { eventually, exec, installTarball, node24Env, pack, type Running, runtime, start } from "./runtimes.js";
+
+const SERVICE_TOKEN = "node-red-service-token-0123456789";
+/** Not an NFTPort key at all: NFTPort answers 401 invalid_api_key. */
+const BAD_KEY = "not-an-nftport-key-0123456789";
+const WATCHED = "0x8888888888888888888888888888888888888888";
+const hash = (n: number) => `0x${n.toString(16).padStart(64, "0")}`;
+const transfer = (block: number): Rec => ({
+  type: "transfer",
+  transfer_from: "0x00000000000000000000000000000000000000a0",
+  transfer_to: "0x00000000000000000000000000000000000000b0",
+  contract_address: WATCHED,
+  token_id: String(block),
+  quantity: 1,
+  transaction_hash: hash(block),
+  block_hash: hash(block + 1),
+  block_number: block,
+  transaction_date: new Date(Date.UTC(2024, 0, 1) + block * 12_000).toISOString().slice(0, 19),
+});
+
+interface Received {
+  path: string;
+  body: string;
+}
+
+let nftport: NftportServer;
+let mailjet: MailjetServer;
+let service: RunningServer;
+let sink: Server;
+let sinkUrl: string;
+const received: Received[] = [];
+let userDir: string;
+let port: number;
+let nodeRed: Running | undefined;
+
+/** What the sink got at one path, parsed. */
+const at = (path: string) => received.filter((r) => r.path === path).map((r) => JSON.parse(r.body));
+const textAt = (path: string) => received.filter((r) => r.path === path).map((r) => r.body);
+
+async function freePort(): Promise<number> {
+  const probe = createServer();
+  await new Promise<void>((resolve) => probe.listen(0, "127.0.0.1", resolve));
+  const { port } = probe.address() as AddressInfo;
+  await new Promise((resolve) => probe.close(resolve));
+  return port;
+}
+
+async function startNodeRed() {
+  nodeRed = start(
+    runtime("NODE_RED"),
+    ["--userDir", userDir, "--port", String(port), "--settings", join(userDir, "settings.js")],
+    node24Env({ NFTPORT_BASE_URL: nftport.url, MAILJET_BASE_URL: mailjet.url }),
+  );
+  await nodeRed.waitFor(/Started flows|Server now running/, 60_000);
+}
+
+const admin = async (path: string, init: RequestInit = {}) => {
+  const res = await fetch(`http://127.0.0.1:${port}${path}`, init);
+  if (!res.ok) {
+    const said = nodeRed?.output().slice(-3000);
+    throw new Error(`${init.method ?? "GET"} ${path}: ${res.status} ${await res.text()}; Node-RED said:\n${said}`);
+  }
+  return res;
+};
+
+/** Every port of a node to the sink, at /<case>/<port index>. */
+const sinkNodes = (name: string, outputs: number) =>
+  Array.from({ length: outputs }, (_, i) => ({
+    id: `${name}-sink-${i}`,
+    type: "http request",
+    z: "tab",
+    method: "POST",
+    ret: "txt",
+    paytoqs: "ignore",
+    url: `${sinkUrl}/${name}/${i}`,
+    persist: false,
+    headers: [],
+    x: 600,
+    y: 100,
+    wires: [],
+  }));
+
+const inject = (name: string, target: string, payload: unknown) => ({
+  id: `${name}-inject`,
+  type: "inject",
+  z: "tab",
+  props: [{ p: "payload" }],
+  once: false,
+  topic: "",
+  payload: JSON.stringify(payload),
+  payloadType: "json",
+  x: 100,
+  y: 100,
+  wires: [[target]],
+});
+
+const chainmail = (name: string, type: string, config?: string) => ({
+  id: name,
+  type,
+  z: "tab",
+  name,
+  ...(config ? { config } : {}),
+  x: 300,
+  y: 100,
+  wires: [0, 1, 2].map((i) => [`${name}-sink-${i}`]),
+});
+
+/** A case: inject → chainmail node → its three ports to the sink. */
+const scenario = (name: string, type: string, payload: unknown, config?: string) => [
+  inject(name, name, payload),
+  chainmail(name, type, config),
+  ...sinkNodes(name, 3),
+];
+
+function flows() {
+  return [
+    { id: "tab", type: "tab", label: "chainmail tests" },
+    {
+      id: "cfg-nftport",
+      type: "chainmail-config",
+      name: "nftport",
+      source: "nftport",
+      nftportBaseUrl: nftport.url,
+      mailjetBaseUrl: mailjet.url,
+      credentials: { nftportApiKey: VALID_KEY, mailjetApiKey: MJ_KEY, mailjetSecretKey: MJ_SECRET },
+    },
+    {
+      id: "cfg-service",
+      type: "chainmail-config",
+      name: "service",
+      source: "service",
+      serviceUrl: service.url,
+      credentials: { serviceToken: SERVICE_TOKEN },
+    },
+    ...scenario("noconfig", "chainmail-nft-transactions-by-token", {
+      query: { contract_address: CONTRACT_1155, token_id: HUGE_TOKEN, type: ["mint"], page_size: 3 },
+      params: { api_key: VALID_KEY },
+    }),
+    ...scenario(
+      "configured",
+      "chainmail-nft-transactions-by-contract",
+      { query: { contract_address: CONTRACT_721, page_size: 10 } },
+      "cfg-nftport",
+    ),
+    ...scenario(
+      "badinput",
+      "chainmail-nft-transactions-on-chain",
+      { query: { from_block: 20, to_block: 10 } },
+      "cfg-nftport",
+    ),
+    ...scenario("refused", "chainmail-nft-transactions-by-contract", {
+      query: { contract_address: CONTRACT_721 },
+      params: { api_key: BAD_KEY },
+    }),
+    ...scenario(
+      "service",
+      "chainmail-nft-transactions-by-token",
+      {
+        query: { contract_address: CONTRACT_1155, token_id: HUGE_TOKEN, type: ["mint"], page_size: 3 },
+      },
+      "cfg-service",
+    ),
+    ...scenario(
+      "email",
+      "chainmail-email-send",
+      {
+        request: {
+          Messages: ["a", "b"].map((who) => ({
+            From: { Email: "alerts@chainmail.test", Name: "chainmail" },
+            To: [{ Email: `${who}@example.com`, Name: who }],
+            Subject: `hello ${who}`,
+            TextPart: "hello",
+            HTMLPart: "<p>hello</p>",
+          })),
+        },
+      },
+      "cfg-nftport",
+    ),
+    {
+      id: "watch",
+      type: "chainmail-activity",
+      z: "tab",
+      name: "watch",
+      config: "cfg-nftport",
+      kind: "contract",
+      contractAddress: WATCHED,
+      types: "all",
+      interval: "1",
+      x: 100,
+      y: 300,
+      wires: [["watch-sink-0"]],
+    },
+    ...sinkNodes("watch", 1),
+    // Every status any node shows, to check that no secret is ever in one.
+    { id: "statuses", type: "status", z: "tab", scope: null, x: 100, y: 400, wires: [["status-payload"]] },
+    {
+      id: "status-payload",
+      type: "change",
+      z: "tab",
+      rules: [{ t: "set", p: "payload", pt: "msg", to: "status", tot: "msg" }],
+      x: 300,
+      y: 400,
+      wires: [["statuses-sink-0"]],
+    },
+    ...sinkNodes("statuses", 1),
+  ];
+}
+
+beforeAll(async () => {
+  const dataset = standardDataset();
+  dataset.byContract.set(WATCHED, [transfer(5000), transfer(5001)]);
+  nftport = await startNftport(dataset);
+  mailjet = await startMailjet();
+  service = await startServer({
+    port: 0,
+    config: testConfig({ NFTPORT_BASE_URL: nftport.url, NFTPORT_API_KEY: VALID_KEY }),
+    tokens: [SERVICE_TOKEN],
+  });
+  sink = createServer((req, res) => {
+    let body = "";
+    req.setEncoding("utf8");
+    req.on("data", (chunk: string) => {
+      body += chunk;
+    });
+    req.on("end", () => {
+      received.push({ path: req.url ?? "", body });
+      res.end("ok");
+    });
+  });
+  await new Promise<void>((resolve) => sink.listen(0, "127.0.0.1", resolve));
+  sinkUrl = `http://127.0.0.1:${(sink.address() as AddressInfo).port}`;
+
+  userDir = mkdtempSync(join(tmpdir(), "chainmail-node-red-"));
+  writeFileSync(join(userDir, "package.json"), '{"name":"node-red-project","private":true}');
+  writeFileSync(
+    join(userDir, "settings.js"),
+    `module.exports = { flowFile: "flows.json", credentialSecret: "chainmail-test-secret", uiHost: "127.0.0.1",
+      logging: { console: { level: "info" } }, editorTheme: { tours: false } };`,
+  );
+  // The tarball alone, as a user installs it: it must bring everything it needs.
+  await installTarball(userDir, await pack("node-red-contrib-chainmail"), node24Env());
+  port = await freePort();
+  await startNodeRed();
+  const deployed = nodeRed!.output().length;
+  await admin("/flows", {
+    method: "POST",
+    headers: { "content-type": "application/json", "Node-RED-Deployment-Type": "full" },
+    body: JSON.stringify(flows()),
+  });
+  await nodeRed!.waitFor(/Started flows/, 30_000, deployed);
+  for (const name of ["noconfig", "configured", "badinput", "refused", "service", "email"]) {
+    await admin(`/inject/${name}-inject`, { method: "POST" });
+  }
+  const answered = () => received.filter((r) => !/^\/(statuses|watch)\//.test(r.path));
+  await eventually(() => answered().length >= 10, "every case to answer").catch((error: Error) => {
+    const paths = answered().map((r) => r.path);
+    throw new Error(
+      `${error.message}; the sink got ${paths.join(", ")}; Node-RED said:\n${nodeRed?.output().slice(-3000)}`,
+    );
+  });
+}, 300_000);
+
+afterAll(async () => {
+  await nodeRed?.stop();
+  await service?.close();
+  await nftport?.close();
+  await mailjet?.close();
+  await new Promise((resolve) => sink?.close(resolve));
+  if (userDir) rmSync(userDir, { recursive: true, force: true });
+});
+
+describe("node-red-contrib-chainmail in Node-RED 5", () => {
+  it("installs from its tarball alone: no dependencies, no native module, chainmail bundled in", () => {
+    const installed = join(userDir, "node_modules");
+    expect(readdirSync(installed).filter((name) => !name.startsWith("."))).toEqual(["node-red-contrib-chainmail"]);
+    const manifest = JSON.parse(readFileSync(join(installed, "node-red-contrib-chainmail", "package.json"), "utf8"));
+    expect(manifest.dependencies).toBeUndefined();
+    expect(manifest.keywords).toContain("node-red");
+    expect(Object.values(manifest["node-red"].nodes)).toEqual(["dist/chainmail.js"]);
+  });
+
+  it("with no config node: origins from the environment, the key from the input; data and response fire, error does not", () => {
+    const [data] = at("/noconfig/0");
+    expect(data.transactions).toHaveLength(3);
+    expect(at("/noconfig/1")[0].status).toBe(200);
+    expect(at("/noconfig/2")).toEqual([]);
+    // Exact decimal strings, every digit, on the wire out of Node-RED.
+    expect(textAt("/noconfig/0")[0]).toContain('"quantity":"10000000000000000000000"');
+    expect(data.transactions[0].nft?.token_id ?? data.transactions[0].token_id).toBe(HUGE_TOKEN);
+  });
+
+  it("with a config node: its credential is used, and kept out of the flow file", () => {
+    expect(at("/configured/0")[0].transactions).toHaveLength(10);
+    const flowFile = JSON.parse(readFileSync(join(userDir, "flows.json"), "utf8")) as { id: string }[];
+    const config = JSON.stringify(flowFile.find((node) => node.id === "cfg-nftport"));
+    expect(config).toContain(nftport.url);
+    for (const secret of [VALID_KEY, MJ_KEY, MJ_SECRET]) expect(config).not.toContain(secret);
+    // Node-RED's credential file, encrypted with the credential secret.
+    const credentials = readFileSync(join(userDir, "flows_cred.json"), "utf8");
+    for (const secret of [VALID_KEY, MJ_KEY, MJ_SECRET, SERVICE_TOKEN]) expect(credentials).not.toContain(secret);
+  });
+
+  it("bad input: only the error port fires, naming the field and the rule", () => {
+    expect(at("/badinput/0")).toEqual([]);
+    expect(at("/badinput/1")).toEqual([]);
+    const [error] = at("/badinput/2");
+    expect(error.details.code).toBe("invalid_input");
+    expect(error.error).toContain("query.from_block");
+  });
+
+  it("a refused key (401): error and response fire; the key is in no message, status or log", () => {
+    const [error] = at("/refused/2");
+    expect(error.details.code).toBe("upstream_auth");
+    expect(at("/refused/1")[0].status).toBe(401);
+    expect(at("/refused/0")).toEqual([]);
+    for (const secret of [BAD_KEY, MJ_SECRET, SERVICE_TOKEN]) {
+      for (const r of received) expect(r.body).not.toContain(secret);
+      expect(nodeRed!.output()).not.toContain(secret);
+    }
+    const statuses = at("/statuses/0").map((status) => status.text);
+    expect(statuses).toContain("upstream_auth");
+  });
+
+  it("through a chainmail service with its token: the same records", () => {
+    expect(at("/service/0")[0].transactions).toEqual(at("/noconfig/0")[0].transactions);
+  });
+
+  it("email: one result per message, MessageIDs as exact strings, each message sent once", () => {
+    const [sent] = at("/email/0");
+    expect(sent.Messages.map((m: { Status: string }) => m.Status)).toEqual(["success", "success"]);
+    const id = sent.Messages[0].To[0].MessageID;
+    expect(typeof id).toBe("string");
+    expect(BigInt(id) > 2n ** 53n).toBe(true);
+    expect(mailjet.duplicates()).toEqual([]);
+  });
+
+  it("activity: each new record once, its cursor surviving a restart of Node-RED", async () => {
+    const sent = () => at("/watch/0").map((msg) => msg.transaction_hash);
+    // The first poll notes where the contract stands: nothing sent.
+    await eventually(() => at("/statuses/0").some((status) => status.text?.startsWith("0 new")), "the first poll");
+    nftport.add(WATCHED, [transfer(5002)]);
+    await eventually(() => sent().length >= 1, "the new record");
+    await new Promise((resolve) => setTimeout(resolve, 2_500));
+    expect(sent()).toEqual([hash(5002)]);
+
+    // Records that arrive while Node-RED is down are sent after the restart, and nothing twice.
+    await nodeRed!.stop();
+    nftport.add(WATCHED, [transfer(5003), transfer(5004)]);
+    await startNodeRed();
+    await eventually(() => sent().length >= 3, "the records added while stopped");
+    await new Promise((resolve) => setTimeout(resolve, 2_500));
+    expect(sent()).toEqual([hash(5002), hash(5003), hash(5004)]);
+  }, 120_000);
+});
