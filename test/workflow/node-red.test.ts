@@ -16,7 +16,7 @@ import { testConfig } from "../helpers.js";
 import { type MailjetServer, API_KEY as MJ_KEY, SECRET_KEY as MJ_SECRET, startMailjet } from "../upstreams/mailjet.js";
 import { type NftportServer, type Rec, startNftport, VALID_KEY } from "../upstreams/nftport.js";
 import { CONTRACT_721, CONTRACT_1155, HUGE_TOKEN, standardDataset } from "../upstreams/nftport-data.js";
-import { eventually, exec, installTarball, node24Env, pack, type Running, runtime, start } from "./runtimes.js";
+import { eventually, installTarball, node24Env, pack, type Running, runtime, start } from "./runtimes.js";
 
 const SERVICE_TOKEN = "node-red-service-token-0123456789";
 /** Not an NFTPort key at all: NFTPort answers 401 invalid_api_key. */

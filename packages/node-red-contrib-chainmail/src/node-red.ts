@@ -36,7 +36,7 @@ export interface NodeAPI {
     createNode(node: RuntimeNode, def: NodeDef): void;
     registerType(
       type: string,
-      constructor: (this: any, def: any) => void,
+      build: (this: any, def: any) => void,
       options?: { credentials?: Record<string, { type: "text" | "password" }> },
     ): void;
     getNode(id: string): RuntimeNode | null;
