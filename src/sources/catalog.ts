@@ -4,7 +4,7 @@
  * host turns what its user entered into that env-like record (`settingsEnv`) and builds its config from it, so a
  * new source appears in every host by its entry here.
  */
-import type { NftSourceId } from "../core/config.js";
+import type { NftSourceName } from "../core/config.js";
 
 export interface Setting {
   /** The host's field name (an n8n credential property, a Node-RED config node field). */
@@ -19,7 +19,7 @@ export interface Setting {
 }
 
 export interface SourceEntry {
-  id: NftSourceId;
+  id: NftSourceName;
   title: string;
   description: string;
   /** Runs inside a Node-RED or n8n package (nothing native, nothing on local disk). */
@@ -68,6 +68,35 @@ export const nftSources: readonly SourceEntry[] = [
         env: "CHAINMAIL_SERVICE_TOKEN",
         title: "Token",
         description: "A bearer token of that service (one of its CHAINMAIL_TOKENS); empty when it asks for none.",
+        secret: true,
+      },
+    ],
+  },
+  {
+    id: "opensea",
+    title: "OpenSea",
+    description: "OpenSea's API v2 events (an API key from OpenSea); blocks and USD prices through an Ethereum node.",
+    portable: true,
+    settings: [
+      {
+        key: "apiKey",
+        env: "OPENSEA_API_KEY",
+        title: "API Key",
+        description: "The OpenSea API key (sent as the X-API-KEY header).",
+        secret: true,
+      },
+      {
+        key: "baseUrl",
+        env: "OPENSEA_BASE_URL",
+        title: "Base URL",
+        description: "Origin of the OpenSea-compatible API.",
+        default: "https://api.opensea.io",
+      },
+      {
+        key: "rpcUrl",
+        env: "INDEX_RPC_URL",
+        title: "Ethereum RPC URL",
+        description: "A JSON-RPC endpoint, for the block of each event and the ETH/USD price of each sale.",
         secret: true,
       },
     ],

@@ -8,7 +8,6 @@
  * - Not retried: 401/403 (the key), 404, 400.
  * - An answer larger than MAX_ANSWER_BYTES is refused unread.
  */
-import { setTimeout as sleep } from "node:timers/promises";
 import { ChainmailError } from "../../core/errors.js";
 import { backoff, httpRequest, retryReads } from "../../core/http.js";
 import { parseJson } from "../../core/json.js";
@@ -88,7 +87,10 @@ export async function getOpenSea(call: OpenSeaCall, ctx: RunContext): Promise<Op
         Date.now() - started + wait <= opensea.retry.budgetMs &&
         !ctx.signal?.aborted;
       if (retry) {
-        const waited = await sleep(wait, true, ctx.signal ? { signal: ctx.signal } : undefined).catch(() => false);
+        const waited = await (opensea.pool ?? ctx.config.pool).wait(wait, ctx.signal).then(
+          () => true,
+          () => false,
+        );
         if (waited) continue;
         const error = new ChainmailError("ABORTED", "The call to OpenSea was cancelled.", {
           details: { upstream: UPSTREAM, attempts },
