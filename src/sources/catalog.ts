@@ -123,17 +123,20 @@ export const portableNftSources = (): readonly SourceEntry[] => nftSources.filte
 
 /**
  * The env-like record of one choice: NFT_SOURCE and each setting's variable, from `values` by key (a setting left
- * empty takes its default, or stays unset).
+ * empty takes its default, or stays unset; with `defaults: false` it stays unset, for a host whose environment
+ * fills it in).
  */
 export function settingsEnv(
   entry: Pick<SourceEntry, "settings"> & { id?: string },
   values: Readonly<Record<string, unknown>>,
   variable = "NFT_SOURCE",
+  options: { defaults?: boolean } = {},
 ): Record<string, string> {
   const env: Record<string, string> = entry.id ? { [variable]: entry.id } : {};
   for (const setting of entry.settings) {
     const given = Object.hasOwn(values, setting.key) ? values[setting.key] : undefined;
-    const value = typeof given === "string" && given.trim() !== "" ? given.trim() : setting.default;
+    const fallback = options.defaults === false ? undefined : setting.default;
+    const value = typeof given === "string" && given.trim() !== "" ? given.trim() : fallback;
     if (value) env[setting.env] = value;
   }
   return env;

@@ -84,8 +84,10 @@ function configSettings(def: ConfigDef, credentials: Credentials) {
     service: { baseUrl: def.serviceUrl, token: credentials.serviceToken },
   };
   const mailjet = mailTransports.find((t) => t.id === "mailjet")!;
+  // A field left empty is Node-RED's environment's (NFTPORT_BASE_URL, …), else chainmail's default.
+  const keepEnv = { defaults: false };
   const env = {
-    ...settingsEnv(source, values[source.id] ?? {}),
+    ...settingsEnv(source, values[source.id] ?? {}, "NFT_SOURCE", keepEnv),
     ...settingsEnv(
       mailjet,
       {
@@ -94,6 +96,7 @@ function configSettings(def: ConfigDef, credentials: Credentials) {
         baseUrl: def.mailjetBaseUrl,
       },
       "EMAIL_TRANSPORT",
+      keepEnv,
     ),
   };
   const secrets = Object.values(credentials).filter((v): v is string => typeof v === "string" && v.length > 0);
