@@ -5,13 +5,18 @@ import {
   type INodeTypeDescription,
   NodeConnectionTypes,
 } from "n8n-workflow";
-import { configFor, emailSend, errorItem, item, nodeError, parseJson, runNodeWith } from "../../shared/chainmail";
+import {
+  configFor,
+  type ErrorPayload,
+  emailSend,
+  errorItem,
+  item,
+  nodeError,
+  parseJson,
+  runNodeWith,
+} from "../../shared/chainmail";
 
-type Output = {
-  "messages sent"?: { Messages: unknown[] };
-  response?: unknown;
-  error?: { error: string; details: { code: string; [key: string]: unknown } };
-};
+type Output = { "messages sent"?: { Messages: unknown[] }; response?: unknown; error?: ErrorPayload };
 
 export class ChainmailEmail implements INodeType {
   description: INodeTypeDescription = {
@@ -150,7 +155,10 @@ export class ChainmailEmail implements INodeType {
         try {
           request = parseJson(given);
         } catch {
-          const error = { error: "The Request parameter is not valid JSON.", details: { code: "invalid_input" } };
+          const error: ErrorPayload = {
+            error: "The Request parameter is not valid JSON.",
+            details: { code: "invalid_input", field: "request" },
+          };
           if (!this.continueOnFail()) throw nodeError(this, error, i);
           out.push(errorItem(error, i));
           continue;
