@@ -5,9 +5,10 @@
  * retry fixes (a cut or garbled answer, a 5xx, a dropped connection) are retried a few times with backoff.
  * Messages say what the provider did and how long chainmail waited.
  */
-import { setTimeout as sleep } from "node:timers/promises";
+
 import type { RetryPolicy } from "../../core/config.js";
 import { ChainmailError } from "../../core/errors.js";
+import type { UpstreamPool } from "../../core/upstream-pool.js";
 
 /** The upstream name in messages, logs and `details.upstream`. */
 export const RPC_UPSTREAM = "JSON-RPC node";
@@ -42,14 +43,20 @@ export class Throttle {
     private readonly budgetMs: number,
     private readonly notice: ((message: string) => void) | undefined,
     private readonly signal: AbortSignal | undefined,
+    /** The client's HTTP engine, whose `wait` every pause goes through (a workflow host keeps the timers). */
+    private readonly pool: Pick<UpstreamPool, "wait">,
   ) {}
 
   /** Waits until no throttle pause holds. */
   async turn(): Promise<void> {
-    const options = this.signal ? { signal: this.signal } : undefined;
     for (let wait = this.pausedUntil - Date.now(); wait > 0; wait = this.pausedUntil - Date.now()) {
-      await sleep(wait, undefined, options);
+      await this.sleep(wait);
     }
+  }
+
+  /** Waits `ms`, or rejects when the client's signal aborts. */
+  sleep(ms: number): Promise<void> {
+    return this.pool.wait(ms, this.signal);
   }
 
   /** A throttled answer: pauses every call, then waits; throws once the budget is spent. */
@@ -132,7 +139,7 @@ export async function persist<T>(
       if (failures > policy.maxRetries || Date.now() - started + wait > policy.budgetMs) {
         throw err.final ?? err;
       }
-      await sleep(wait, undefined, signal ? { signal } : undefined);
+      await throttle.sleep(wait);
     }
   }
 }

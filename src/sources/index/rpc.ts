@@ -100,6 +100,7 @@ export class RpcClient {
       options.throttleBudgetMs ?? Number.POSITIVE_INFINITY,
       options.onNotice,
       options.signal,
+      options.pool,
     );
   }
 
