@@ -9,10 +9,11 @@
  */
 import { createServer, type Server, type ServerResponse } from "node:http";
 import fc from "fast-check";
-import { Agent, type Dispatcher } from "undici";
+import { Agent } from "undici";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { httpRequest, retryReads } from "../src/core/http.js";
-import { NodeHttpPool } from "../src/core/node-http-pool.js";
+import { dispatcherPool } from "../src/core/pools/dispatcher.js";
+import { NodeHttpPool } from "../src/core/pools/node-http.js";
 
 const RUNS = Number(process.env.PROPS_RUNS ?? 25);
 const SEED = Number(process.env.PROPS_SEED ?? 20261125);
@@ -42,8 +43,8 @@ const slow: fc.Arbitrary<Slow> = fc.record({
 let server: Server;
 let base = "";
 const open = new Set<ServerResponse>();
-const dispatchers: Record<string, Dispatcher> = {
-  NodeHttpPool: new NodeHttpPool({ connections: 4 }) as unknown as Dispatcher,
+const dispatchers = {
+  NodeHttpPool: new NodeHttpPool({ connections: 4 }),
   "undici Agent": new Agent(),
 };
 
@@ -84,7 +85,7 @@ describe.each(Object.entries(dispatchers))("an attempt past its deadline, throug
           timeoutMs: TIMEOUT_MS,
           retry: { maxRetries: 0, baseDelayMs: 1, maxDelayMs: 1, budgetMs: 1 },
           shouldRetry: retryReads,
-          dispatcher,
+          pool: dispatcherPool(dispatcher),
         });
         expect(result.response).toBeUndefined();
         const payload = result.error!.toPayload();
