@@ -25,7 +25,7 @@ import {
   openseaDataset,
 } from "../upstreams/opensea-data.js";
 import { type IndexWithOpenSea, startIndexWithOpenSea } from "./index-with-opensea.js";
-import { eventually, installTarball, node24Env, pack, type Running, runtime, start } from "./runtimes.js";
+import { eventually, freePort, installTarball, node24Env, pack, type Running, runtime, start } from "./runtimes.js";
 
 const SERVICE_TOKEN = "node-red-service-token-0123456789";
 /** Not an NFTPort key at all: NFTPort answers 401 invalid_api_key. */
@@ -67,14 +67,6 @@ let nodeRed: Running | undefined;
 /** What the sink got at one path, parsed. */
 const at = (path: string) => received.filter((r) => r.path === path).map((r) => JSON.parse(r.body));
 const textAt = (path: string) => received.filter((r) => r.path === path).map((r) => r.body);
-
-async function freePort(): Promise<number> {
-  const probe = createServer();
-  await new Promise<void>((resolve) => probe.listen(0, "127.0.0.1", resolve));
-  const { port } = probe.address() as AddressInfo;
-  await new Promise((resolve) => probe.close(resolve));
-  return port;
-}
 
 async function startNodeRed() {
   nodeRed = start(
