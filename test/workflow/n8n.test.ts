@@ -33,6 +33,7 @@ import {
   openseaDataset,
 } from "../upstreams/opensea-data.js";
 import { type IndexWithOpenSea, startIndexWithOpenSea } from "./index-with-opensea.js";
+import { type RpcNode, startRpcNode } from "./rpc-node.js";
 import { eventually, exec, freePort, installTarball, node24Env, pack, runtime, start } from "./runtimes.js";
 
 const SERVICE_TOKEN = "n8n-service-token-0123456789";
@@ -58,6 +59,7 @@ let opensea: OpenSeaServer;
 let mailjet: MailjetServer;
 let service: RunningServer;
 let indexService: IndexWithOpenSea;
+let rpc: RpcNode;
 let home: string;
 let env: Record<string, string>;
 
@@ -75,6 +77,7 @@ beforeAll(async () => {
     tokens: [SERVICE_TOKEN],
   });
   indexService = await startIndexWithOpenSea(opensea.url);
+  rpc = await startRpcNode();
   home = mkdtempSync(join(tmpdir(), "chainmail-n8n-"));
   // A user folder n8n has already migrated (scripts/ci/runtimes.sh made it), and the package as users get it.
   cpSync(runtime("N8N_USER_SEED"), join(home, "user"), { recursive: true });
@@ -108,6 +111,7 @@ afterAll(async () => {
   await indexService?.close();
   await nftport?.close();
   await opensea?.close();
+  await rpc?.close();
   await mailjet?.close();
   if (home) rmSync(home, { recursive: true, force: true });
 });
@@ -128,6 +132,12 @@ function credentials() {
       name: "OpenSea",
       type: "chainmailOpenSeaApi",
       data: { apiKey: OPENSEA_KEY, baseUrl: opensea.url },
+    },
+    {
+      id: "opensearpc",
+      name: "OpenSea with an RPC node",
+      type: "chainmailOpenSeaApi",
+      data: { apiKey: OPENSEA_KEY, baseUrl: opensea.url, rpcUrl: rpc.url },
     },
     {
       id: "openseabad",
@@ -287,6 +297,16 @@ function everyOperation() {
       credentials: credential("chainmailOpenSeaApi", "openseabad"),
     },
     {
+      ...nft("OpenSea With Blocks", {
+        source: "opensea",
+        operation: "getByContract",
+        contractAddress: MULTI,
+        types: ["transfer"],
+        returnAll: true,
+      }),
+      credentials: credential("chainmailOpenSeaApi", "opensearpc"),
+    },
+    {
       ...nft("Index And OpenSea", {
         source: "service",
         operation: "getByContract",
@@ -334,6 +354,7 @@ function everyOperation() {
       ["Start", "OpenSea Contract"],
       ["Start", "OpenSea Bids"],
       ["Start", "OpenSea Refused"],
+      ["Start", "OpenSea With Blocks"],
       ["Start", "Index And OpenSea"],
       ["Start", "Bad Input"],
       ["Start", "Email Json"],
@@ -495,6 +516,22 @@ describe("n8n-nodes-chainmail in n8n 2.41.1", () => {
     expect(calls.every((r) => r.apiKey === OPENSEA_KEY)).toBe(true);
   });
 
+  it("OpenSea with an RPC node: each record's block from it, which never gets the OpenSea key", () => {
+    const items = main(run.runData, "OpenSea With Blocks");
+    expect(items).toHaveLength(1);
+    expect(items[0]!.json).toMatchObject({
+      type: "transfer",
+      block_number: rpc.block.number,
+      block_hash: rpc.block.hash,
+    });
+    expect(rpc.requests.length).toBeGreaterThan(0);
+    for (const request of rpc.requests) {
+      expect(request.methods.every((method) => method === "eth_getTransactionByHash")).toBe(true);
+      expect(request.headers["x-api-key"]).toBeUndefined();
+      expect(JSON.stringify(request.headers)).not.toContain(OPENSEA_KEY);
+    }
+  });
+
   it("OpenSea's order book: bids and listings, as many as the limit", () => {
     const items = main(run.runData, "OpenSea Bids");
     expect(items).toHaveLength(5);
@@ -641,6 +678,7 @@ describe("credential tests in n8n start", () => {
         nftport: ok,
         nftportbad: refused,
         opensea: ok,
+        opensearpc: ok,
         openseabad: refused,
         service: ok,
         servicebad: refused,
@@ -652,6 +690,7 @@ describe("credential tests in n8n start", () => {
       // (n8n asks a refused credential's test twice.)
       const keys = opensea.requests.filter((r) => r.path === "/api/v2/events").map((r) => r.apiKey);
       expect([...new Set(keys)]).toEqual([OPENSEA_KEY, BAD_OPENSEA_KEY]);
+      expect(keys.filter((key) => key === OPENSEA_KEY)).toHaveLength(2);
       for (const secret of [BAD_KEY, BAD_OPENSEA_KEY, OPENSEA_KEY, MJ_SECRET, SERVICE_TOKEN]) {
         expect(JSON.stringify(outcomes)).not.toContain(secret);
       }
