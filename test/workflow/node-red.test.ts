@@ -19,6 +19,8 @@ import { CONTRACT_721, CONTRACT_1155, HUGE_TOKEN, standardDataset } from "../ups
 import { OPENSEA_KEY, type OpenSeaServer, startOpenSea } from "../upstreams/opensea.js";
 import {
   BAYC,
+  fixture,
+  GLYPHBOTS,
   HUGE_QUANTITY,
   MULTI,
   HUGE_TOKEN as OPENSEA_HUGE_TOKEN,
@@ -255,6 +257,21 @@ function flows() {
       wires: [["watch-sink-0"]],
     },
     ...sinkNodes("watch", 1),
+    {
+      id: "watchos",
+      type: "chainmail-activity",
+      z: "tab",
+      name: "watch opensea",
+      config: "cfg-opensea",
+      kind: "contract",
+      contractAddress: GLYPHBOTS,
+      types: "all",
+      interval: "1",
+      x: 100,
+      y: 350,
+      wires: [["watchos-sink-0"]],
+    },
+    ...sinkNodes("watchos", 1),
     // Every status any node shows, to check that no secret is ever in one.
     { id: "statuses", type: "status", z: "tab", scope: null, x: 100, y: 400, wires: [["status-payload"]] },
     {
@@ -319,7 +336,7 @@ beforeAll(async () => {
   for (const name of [...cases, ...openseaCases]) {
     await admin(`/inject/${name}-inject`, { method: "POST" });
   }
-  const answered = () => received.filter((r) => !/^\/(statuses|watch)\//.test(r.path));
+  const answered = () => received.filter((r) => !/^\/(statuses|watch|watchos)\//.test(r.path));
   // Two ports each (data or error, and response), one (error) for bad input.
   await eventually(() => answered().length >= 19, "every case to answer").catch((error: Error) => {
     const paths = answered().map((r) => r.path);
@@ -467,5 +484,27 @@ describe("node-red-contrib-chainmail in Node-RED 5", () => {
     await eventually(() => sent().length >= 3, "the records added while stopped");
     await new Promise((resolve) => setTimeout(resolve, 2_500));
     expect(sent()).toEqual([hash(5002), hash(5003), hash(5004)]);
+  }, 120_000);
+
+  it("activity over OpenSea: a contract's new listings and sales once each, across the restart", async () => {
+    const sent = () => at("/watchos/0");
+    const polled = () =>
+      at("/statuses/0").filter((status) => status.source?.id === "watchos" && /^\d+ new/.test(status.text));
+    // Polling since the deploy, and through the restart above: nothing new yet, nothing sent.
+    await eventually(() => polled().length > 0, "a poll of OpenSea");
+    expect(sent()).toEqual([]);
+    const [listing] = fixture("glyphbots-events-by-collection.json").asset_events;
+    const sale = fixture("glyphbots-events-by-nft.json").asset_events.find((e) => e.event_type === "sale")!;
+    const newest = Number(listing!.event_timestamp);
+    opensea.add("glyphbots", [
+      { ...listing, event_timestamp: newest + 60 },
+      { ...sale, event_timestamp: newest + 61, transaction: `0x${"5a".repeat(32)}` },
+    ]);
+    await eventually(() => sent().length >= 2, "the new listing and sale");
+    const polls = polled().length;
+    await eventually(() => polled().length >= polls + 2, "two more polls");
+    expect(sent().map((record) => record.type)).toEqual(["list", "sale"]);
+    expect(sent()[1].transaction_hash).toBe(`0x${"5a".repeat(32)}`);
+    for (const r of received) expect(r.body).not.toContain(OPENSEA_KEY);
   }, 120_000);
 });
