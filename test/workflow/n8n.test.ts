@@ -27,6 +27,8 @@ import { CONTRACT_721, CONTRACT_1155, HUGE_TOKEN, standardDataset } from "../ups
 import { OPENSEA_KEY, type OpenSeaServer, startOpenSea } from "../upstreams/opensea.js";
 import {
   BAYC,
+  fixture,
+  GLYPHBOTS,
   HUGE_QUANTITY,
   MULTI,
   HUGE_TOKEN as OPENSEA_HUGE_TOKEN,
@@ -98,12 +100,13 @@ beforeAll(async () => {
   await n8n(["import:credentials", `--input=${join(home, "credentials.json")}`]);
   const workflows = join(home, "workflows");
   mkdirSync(workflows);
-  for (const workflow of [everyOperation(), failing(), watching()]) {
+  for (const workflow of [everyOperation(), failing(), watching(), watchingOpenSea()]) {
     writeFileSync(join(workflows, `${workflow.id}.json`), JSON.stringify(workflow));
   }
   await n8n(["import:workflow", "--separate", `--input=${workflows}`]);
   // Imported workflows are drafts: the trigger's runs once published.
   await n8n(["publish:workflow", "--id=watching"]);
+  await n8n(["publish:workflow", "--id=watchingOpenSea"]);
 }, 300_000);
 
 afterAll(async () => {
@@ -420,6 +423,38 @@ function watching() {
   };
 }
 
+/** The trigger on OpenSea's GLYPHBOTS, each new record mailed with its kind and date as the subject. */
+function watchingOpenSea() {
+  const request = `={{ ${JSON.stringify({ Messages: [message("SUBJECT", "opensea@example.org")] }).replace(
+    '"SUBJECT"',
+    "'opensea ' + $json.type + ' ' + $json.transaction_date",
+  )} }}`;
+  return {
+    id: "watchingOpenSea",
+    name: "watching OpenSea",
+    active: true,
+    nodes: [
+      {
+        id: "Watch OpenSea",
+        name: "Watch OpenSea",
+        type: "n8n-nodes-chainmail.chainmailTrigger",
+        typeVersion: 1,
+        position: at(0),
+        parameters: {
+          source: "opensea",
+          watch: "contract",
+          contractAddress: GLYPHBOTS,
+          pollTimes: { item: [{ mode: "everyHour" }] },
+        },
+        credentials: credential("chainmailOpenSeaApi", "opensea"),
+      },
+      email("Mail Each", { messagesFrom: "json", request }),
+    ],
+    connections: connect([["Watch OpenSea", "Mail Each"]]),
+    settings: {},
+  };
+}
+
 type Item = { json: Record<string, any>; pairedItem?: { item: number } };
 type RunData = Record<string, { data?: { main: Item[][] }; error?: { message: string } }[]>;
 
@@ -598,7 +633,10 @@ describe("n8n-nodes-chainmail in n8n 2.41.1", () => {
 });
 
 describe("chainmailTrigger in n8n start", () => {
-  const mailed = () => mailjet.deliveries.map((d) => String(d.subject)).filter((subject) => subject.startsWith("0x"));
+  const subjects = () => mailjet.deliveries.map((d) => String(d.subject));
+  const mailed = () => subjects().filter((subject) => subject.startsWith("0x"));
+  const mailedOpenSea = () => subjects().filter((subject) => subject.startsWith("opensea "));
+  const polledOpenSea = () => opensea.requests.filter((r) => r.path === "/api/v2/events/collection/glyphbots").length;
 
   it("notes where the activity stands, then mails each new record once across restarts", async () => {
     const run = async (then: () => Promise<void>) => {
@@ -611,20 +649,38 @@ describe("chainmailTrigger in n8n start", () => {
       }
     };
     const settle = (ms: number) => () => new Promise<void>((resolve) => setTimeout(resolve, ms));
-    // First start: the activation poll only notes the newest record.
-    await run(settle(3_000));
+    // First start: the activation polls only note the newest records.
+    await run(async () => {
+      await eventually(() => polledOpenSea() > 0, "the OpenSea trigger's first poll", 60_000);
+      await settle(3_000)();
+    });
     expect(mailed()).toEqual([]);
+    expect(mailedOpenSea()).toEqual([]);
 
     nftport.add(WATCHED, [transfer(3002), transfer(3003)]);
+    // On OpenSea, a new listing and a new sale of GLYPHBOTS (real events, a minute after its newest).
+    const [listing] = fixture("glyphbots-events-by-collection.json").asset_events;
+    const sale = fixture("glyphbots-events-by-nft.json").asset_events.find((e) => e.event_type === "sale")!;
+    const newest = Number(listing!.event_timestamp);
+    opensea.add("glyphbots", [
+      { ...listing, event_timestamp: newest + 60 },
+      { ...sale, event_timestamp: newest + 61, transaction: `0x${"5a".repeat(32)}` },
+    ]);
+    const openSeaMails = ["list", "sale"].map(
+      (type, i) => `opensea ${type} ${new Date((newest + 60 + i) * 1000).toISOString().slice(0, 19)}`,
+    );
     await run(async () => {
       await eventually(() => mailed().length >= 2, "the two new records mailed", 60_000);
+      await eventually(() => mailedOpenSea().length >= 2, "OpenSea's new listing and sale mailed", 60_000);
       await settle(2_000)();
     });
     expect(mailed().sort()).toEqual([hash(3002), hash(3003)]);
+    expect(mailedOpenSea().sort()).toEqual(openSeaMails);
 
     // Third start: nothing new, nothing mailed again.
     await run(settle(5_000));
     expect(mailed().sort()).toEqual([hash(3002), hash(3003)]);
+    expect(mailedOpenSea().sort()).toEqual(openSeaMails);
   }, 300_000);
 });
 
