@@ -64,7 +64,7 @@ function codeOf(error: unknown): { code: string; timeout: boolean } {
 }
 
 /** Whether `url` is under the origin `baseUrl` (a path below it, or it exactly; not a longer host name). */
-export function isUnder(url: string, baseUrl: string): boolean {
+function isUnder(url: string, baseUrl: string): boolean {
   const base = baseUrl.replace(/\/+$/, "");
   return base !== "" && (url === base || url.startsWith(`${base}/`) || url.startsWith(`${base}?`));
 }
