@@ -42,6 +42,11 @@ export interface NodeDefinition<I extends TProperties = TProperties, O extends T
   outputs: O;
   /** The output port that means success (`data` or `messages sent`). */
   successPort: keyof O & string;
+  /**
+   * Input ports the operator's configuration can fill (credentials such as NFTPORT_API_KEY): a caller may leave them
+   * out, or leave out their required fields. Both `prepare` and the types of `runNode`'s input follow it.
+   */
+  filledByOperator?: readonly (keyof I & string)[];
   /** Fills inputs from configuration before validation (operator-provided credentials). */
   prepare?: (input: Record<string, unknown>, ctx: RunContext) => Record<string, unknown>;
   /**
@@ -158,7 +163,7 @@ function scrubPayload(value: unknown, secrets: readonly string[]): unknown {
  * inherited, circular or nested without bound reaches `prepare`, the schemas, `check` or `run`.
  */
 function prepareInput<I extends TProperties>(
-  node: NodeDefinition<I, TProperties>,
+  node: NodeDefinition<I, any>,
   input: unknown,
   ctx: RunContext,
   secrets: string[],

@@ -31,6 +31,14 @@ export const Uint64 = (description: string) =>
     "x-rule": `an integer from 0 to ${UINT64_MAX} (uint64)`,
   });
 
+/**
+ * Whether a schema is one of the integers above (ExactInteger, Uint64): those a bigint can hold, which the OpenAPI
+ * document describes with their digit-string form.
+ */
+export function isExactIntegerSchema(schema: TSchema): boolean {
+  return schema[Kind] === "Uint64" || (schema[Kind] === "Unsafe" && schema.type === "integer");
+}
+
 /** Port `response`, all operations: the raw upstream answer. */
 export const RawResponse = Type.Object(
   {
