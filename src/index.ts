@@ -21,14 +21,17 @@ export {
   type AnyNode,
   defineNode,
   describeNode,
+  type Given,
   type Logger,
   type NodeDefinition,
+  type NodeInput,
   type NodeOutput,
+  type NodeResult,
   type RunContext,
-  runNode,
 } from "./core/node.js";
-export { MAX_PAGE_SIZE, type Page, PageError, type PaginateOptions, pages, records } from "./core/paginate.js";
+export { MAX_PAGE_SIZE, type Page, PageError, type PageInfo, type PaginateOptions } from "./core/paginate.js";
 export * from "./nodes/index.js";
+export { type InputOf, type OutputOf, pages, records, runNode } from "./nodes/run.js";
 export type { RawResponse } from "./schemas/common.js";
 export type { EmailMessage, EmailParams, EmailRequest, MessageResult, MessagesSent } from "./schemas/email.js";
 export type {
