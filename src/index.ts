@@ -1,8 +1,9 @@
 /**
  * chainmail as a library: `import { nodes, runNode } from "chainmail"`.
  *
- * Every node is a plain object; `runNode(node, input)` validates, runs and resolves to the output object keyed
- * by the ports that fired. `pages`/`records` walk every page of a retriever.
+ * Every node is a plain object; `runNode(node or id, input)` validates, runs and resolves to the output object
+ * keyed by the ports that fired, both typed from the node's port schemas. `pages`/`records` walk every page of a
+ * retriever.
  */
 
 import type { IndexChainOptions, IndexChainResult } from "./sources/index/indexer.js";

@@ -15,7 +15,7 @@ const CACHE = join(ROOT, "node_modules", ".cache");
 
 const PASSES = `
 import {
-  emailSend, type InputOf, loadConfig, nftTransactionsByToken, type OutputOf, pages, records, runNode,
+  emailSend, getNode, type InputOf, loadConfig, nftTransactionsByToken, type OutputOf, pages, records, runNode,
   type TransactionRecord,
 } from "chainmail";
 
@@ -58,6 +58,10 @@ for await (const p of pages("nft-transactions-by-contract", { query: { contract_
   const more: string = p.continuation;
   console.log(more);
 }
+// Input the program has not typed (parsed JSON) goes to a node typed AnyNode.
+const untyped: unknown = JSON.parse('{"query": {}}');
+const generic = getNode("nft-transactions-on-chain");
+if (generic) await runNode(generic, untyped);
 console.log(page, next, code, id);
 `;
 
