@@ -53,7 +53,8 @@ export interface NodeDefinition<
   successPort: keyof O & string;
   /**
    * Input ports the operator's configuration can fill (credentials such as NFTPORT_API_KEY): a caller may leave them
-   * out, or leave out their required fields. Both `prepare` and the types of `runNode`'s input follow it.
+   * out, or leave out their required fields. `prepare` fills them; the types of `runNode`'s input and the OpenAPI
+   * document's `required` lists follow this list.
    */
   filledByOperator?: readonly F[];
   /** Fills inputs from configuration before validation (operator-provided credentials). */
