@@ -16,7 +16,7 @@
 
 import { setTimeout as sleep } from "node:timers/promises";
 import { ChainmailError } from "../../core/errors.js";
-import { type BloomBits, BloomBuilder, bloomBits, bloomHas, isBloom } from "./bloom.js";
+import { type BloomBits, BloomBuilder, bloomBits, bloomHas, isBloom, isFull } from "./bloom.js";
 import type { RawLog } from "./decode.js";
 import { isUnknownBlock } from "./provider-errors.js";
 import type { ResultSlices } from "./result-slices.js";
@@ -143,8 +143,17 @@ function lastBlock(shape: AnswerShape): number {
  */
 export function makesBloom(header: Header, slices: Iterable<unknown[]>): boolean {
   if (!isBloom(header.logsBloom)) return false;
+  // A header bloom with every bit set (any block of some 6,000 distinct items) is made by any logs whose bloom
+  // fills up too: the answer is read only until it does, not to its end (the verdict is the same, at a fraction
+  // of the hashing; a full bloom tells little, which docs/hosted-providers.md says).
+  const full = isFull(header.logsBloom);
   const bloom = new BloomBuilder();
-  for (const slice of slices) for (const log of slice as RawLog[]) bloom.addLog(log);
+  for (const slice of slices) {
+    for (const log of slice as RawLog[]) {
+      bloom.addLog(log);
+      if (full && bloom.full) return true;
+    }
+  }
   return bloom.hex() === header.logsBloom.toLowerCase();
 }
 
