@@ -138,21 +138,34 @@ function lastBlock(shape: AnswerShape): number {
 }
 
 /**
- * Whether the logs a node answered for one block are all its logs: their bloom is the header's. (Cheaper than
- * `readWholeBlock` where every log of the block is watched; false where the block holds other logs too.)
+ * Passes an answer's slices on, keeping the addresses and topics of their logs in `items` (distinct strings): what
+ * `makesBloom` needs, gathered while the answer is decoded rather than by parsing it a second time.
  */
-export function makesBloom(header: Header, slices: Iterable<unknown[]>): boolean {
-  if (!isBloom(header.logsBloom)) return false;
-  // A header bloom with every bit set (any block of some 6,000 distinct items) is made by any logs whose bloom
-  // fills up too: the answer is read only until it does, not to its end (the verdict is the same, at a fraction
-  // of the hashing; a full bloom tells little, which docs/hosted-providers.md says).
-  const full = isFull(header.logsBloom);
-  const bloom = new BloomBuilder();
+export function* keepingItems(slices: Iterable<unknown[]>, items: Set<unknown>): Generator<unknown[]> {
   for (const slice of slices) {
     for (const log of slice as RawLog[]) {
-      bloom.addLog(log);
-      if (full && bloom.full) return true;
+      items.add(log.address);
+      if (Array.isArray(log.topics)) for (const topic of log.topics) items.add(topic);
     }
+    yield slice;
+  }
+}
+
+/**
+ * Whether the logs a node answered for one block are all its logs: the bloom of their addresses and topics
+ * (`keepingItems`) is the header's. (Cheaper than `readWholeBlock` where every log of the block is watched; false
+ * where the block holds other logs too.)
+ */
+function makesBloom(header: Header, items: Iterable<unknown>): boolean {
+  if (!isBloom(header.logsBloom)) return false;
+  // A header bloom with every bit set (any block of some 6,000 distinct items) is made by any items whose bloom
+  // fills up too: they are hashed only until it does (the verdict is the same, at about half the hashing; a full
+  // bloom tells little, which docs/hosted-providers.md says).
+  const full = isFull(header.logsBloom);
+  const bloom = new BloomBuilder();
+  for (const item of items) {
+    bloom.add(item);
+    if (full && bloom.full) return true;
   }
   return bloom.hex() === header.logsBloom.toLowerCase();
 }
@@ -204,7 +217,8 @@ export interface NotYet {
 
 /**
  * Acts on an answer's verdict: undefined when the answer stands as read; a `Cut` or `NotYet` for its range to be
- * read again; or the watched logs of a block read whole, when they are to replace the answer's.
+ * read again; or the watched logs of a block read whole, when they are to replace the answer's. `items` are the
+ * answer's addresses and topics (`keepingItems`), for a single block's answer at a cap.
  */
 export async function settle(
   rpc: RpcClient,
@@ -212,12 +226,12 @@ export async function settle(
   verdict: Verdict,
   headers: ReadonlyMap<number, Header>,
   count: number,
-  answer: () => Iterable<unknown[]>,
+  items: Iterable<unknown>,
 ): Promise<Cut | NotYet | RawLog[] | undefined> {
   if (verdict.kind === "complete") return undefined;
   if (verdict.kind === "cut") return { cut: verdict.at };
   // A block whose every log is watched shows its answer whole by the answer's own bloom.
-  if (verdict.kind === "at cap" && makesBloom(headers.get(verdict.block)!, answer())) return undefined;
+  if (verdict.kind === "at cap" && makesBloom(headers.get(verdict.block)!, items)) return undefined;
   const blocks = verdict.kind === "at cap" ? [verdict.block] : verdict.blocks;
   for (const number of blocks) {
     const whole = await readWholeBlock(rpc, headers.get(number)!);
