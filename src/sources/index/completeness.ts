@@ -30,9 +30,9 @@ import { seconds } from "./rpc-retry.js";
  */
 export const KNOWN_CAPS: readonly number[] = [1_000, 10_000, 20_000];
 /** Answers of fewer logs are not taken for cut off by their length alone: no provider caps that low. */
-export const CUT_FLOOR = 500;
+const CUT_FLOOR = 500;
 /** Blocks this close to the head are checked one by one against their headers: where lagging backends bite. */
-export const HEAD_CHECK_DEPTH = 64;
+const HEAD_CHECK_DEPTH = 64;
 
 export interface Header {
   number: string;
@@ -138,14 +138,15 @@ function lastBlock(shape: AnswerShape): number {
 }
 
 /**
- * Passes an answer's slices on, keeping the addresses and topics of their logs in `items` (distinct strings): what
- * `makesBloom` needs, gathered while the answer is decoded rather than by parsing it a second time.
+ * Passes an answer's slices on, keeping the addresses and topics of their logs in `items`: what `makesBloom` needs,
+ * gathered while the answer is decoded rather than by parsing it a second time. (Kept as they come: `makesBloom`
+ * hashes each distinct one once, and usually stops long before the end.)
  */
-export function* keepingItems(slices: Iterable<unknown[]>, items: Set<unknown>): Generator<unknown[]> {
+export function* keepingItems(slices: Iterable<unknown[]>, items: unknown[]): Generator<unknown[]> {
   for (const slice of slices) {
     for (const log of slice as RawLog[]) {
-      items.add(log.address);
-      if (Array.isArray(log.topics)) for (const topic of log.topics) items.add(topic);
+      items.push(log.address);
+      if (Array.isArray(log.topics)) for (const topic of log.topics) items.push(topic);
     }
     yield slice;
   }
@@ -171,10 +172,10 @@ function makesBloom(header: Header, items: Iterable<unknown>): boolean {
 }
 
 /** A block read whole: its logs, or why the node's answer is not all of them (yet). */
-export type WholeBlock = { logs: RawLog[] } | { incomplete: string };
+type WholeBlock = { logs: RawLog[] } | { incomplete: string };
 
 /** Reads every log of a block by its hash and checks their bloom against the header's. */
-export async function readWholeBlock(rpc: RpcClient, header: Header): Promise<WholeBlock> {
+async function readWholeBlock(rpc: RpcClient, header: Header): Promise<WholeBlock> {
   let answer: ResultSlices | null;
   try {
     answer = await rpc.callSlices("eth_getLogs", [{ blockHash: header.hash }]);

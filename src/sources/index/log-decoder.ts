@@ -13,7 +13,7 @@ import type { ActivityRow, PriceAnswer } from "./store.js";
 import type { TransactionInfo, Venue, VenueTable } from "./venues/index.js";
 
 /** Logs parsed at a time from an `eth_getLogs` answer (result-slices.ts): they are decoded before the next ones. */
-export const LOG_SLICE = 1_000;
+const LOG_SLICE = 1_000;
 /**
  * Logs of one transaction kept for the marketplace decoders while it goes on (sweeps hold a few hundred); a
  * longer one holding a sale has its logs read again from the answer at the end.

@@ -81,7 +81,7 @@ export class RangeReader {
     if (answer === REFUSED) return REFUSED;
     if (answer === null) return { block: from, said: `it answered null for the logs of blocks ${from}-${to}` };
     // A single block's answer at a cap is checked against its header's bloom: its items are kept as it is decoded.
-    const items = new Set<unknown>();
+    const items: unknown[] = [];
     const slices = (size: number) => (from === to ? keepingItems(answer.slices(size), items) : answer.slices(size));
     let decoded = await this.decoder.decode(slices);
     this.sizer.read(to - from + 1, decoded.logs);
