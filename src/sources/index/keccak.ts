@@ -3,7 +3,7 @@
  * the index: the index command loads no Ethereum library, and a dense block's check hashes thousands of items.
  *
  * The permutation is written out lane by lane over 32-bit halves held in local variables (generated once from the
- * reference's rotation offsets and lane moves, as the comments of each step say): looped over typed arrays, as it
+ * reference's rotation offsets and lane moves): looped over typed arrays, as it
  * was first written, it took ~15 µs a hash, which made the at-cap check of a 10,000-log block cost ~0.2 s.
  */
 
@@ -344,7 +344,7 @@ function nibble(code: number): number {
  * of addresses and topics: no buffer is made for each); undefined when it is not even-length hex.
  */
 export function keccak256Hex(hex: string): Uint8Array | undefined {
-  if (hex.length % 2 !== 0 || hex.charCodeAt(0) !== 0x30 || hex.charCodeAt(1) !== 0x78) return undefined;
+  if (hex.length % 2 !== 0 || hex.charCodeAt(0) !== 0x30 || (hex.charCodeAt(1) | 0x20) !== 0x78) return undefined;
   const length = (hex.length - 2) / 2;
   const bytes = length < RATE ? SHORT : new Uint8Array(length);
   for (let i = 0; i < length; i++) {
