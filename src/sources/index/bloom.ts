@@ -12,6 +12,7 @@
 
 import { keccak256, keccak256Hex } from "./keccak.js";
 
+/** Keccak-256 itself, where the bloom is read (its property test imports it from here). */
 export { keccak256 };
 
 const BLOOM_HEX = 512;
