@@ -44,8 +44,7 @@ export class PageError extends ChainmailError {
     /** The continuation of the last page that succeeded: resume from here. */
     readonly resumeFrom: string | undefined,
   ) {
-    super("INTERNAL", payload.error, { details: payload.details });
-    (this as { code: string }).code = payload.details.code;
+    super(payload.details.code, payload.error, { details: payload.details });
   }
 }
 
@@ -103,10 +102,8 @@ async function* pagesOf<R>(
       error?: ErrorPayload;
     };
     if (!output.data) {
-      const error = output.error ?? {
-        error: "The node returned neither data nor error.",
-        details: { code: "internal" as const },
-      };
+      const error =
+        output.error ?? new ChainmailError("INTERNAL", "The node returned neither data nor error.").toPayload();
       throw new PageError(error, output.response, continuation);
     }
     let { transactions } = output.data;
