@@ -79,96 +79,121 @@ function crossFieldProblems(config: Parsed, source: WatchSource): Violation[] {
       out.push(violation(`${at}.id`, "unique", `${at}.id = "${rule.id}" is invalid: another rule has this id`));
     }
     seen.add(rule.id);
-    if (rule.token_id !== undefined && rule.contract_address === undefined) {
-      out.push(violation(`${at}.contract_address`, "required with token_id", `${at}.contract_address is required`));
-    }
-    const orderBook = (rule.type ?? []).filter((t) => t === "bid" || t === "list");
-    if (orderBook.length && retrieverKind(rule) !== "by-contract") {
-      out.push(
-        violation(
-          `${at}.type`,
-          "bid and list only with contract_address alone",
-          `${at}.type = ${JSON.stringify(rule.type)} is invalid: bid and list are only retrieved by contract (give contract_address without token_id)`,
-          rule.type,
-        ),
-      );
-    } else if (orderBook.length && !ORDER_BOOK_SOURCES.includes(source)) {
-      out.push(
-        violation(
-          `${at}.type`,
-          `bid and list only from ${ORDER_BOOK_SOURCES.join(", ")}`,
-          `${at}.type = ${JSON.stringify(rule.type)} is invalid: source ${source} has no bids or listings (use ${ORDER_BOOK_SOURCES.join(", ")})`,
-          rule.type,
-        ),
-      );
-    }
-    if (source === "opensea" && retrieverKind(rule) === "on-chain") {
-      out.push(
-        violation(
-          `${at}.contract_address`,
-          "required with source opensea",
-          `${at}.contract_address is required with source opensea: OpenSea filters the whole chain by time, not by block (use index or index+opensea for the whole chain)`,
-        ),
-      );
-    }
-    for (const bound of ["min_price", "max_price"] as const) {
-      const given = rule[bound];
-      if (!given) continue;
-      if (["eth", "usd"].filter((k) => (given as Record<string, unknown>)[k] !== undefined).length !== 1) {
-        out.push(
-          violation(
-            `${at}.${bound}`,
-            "exactly one of eth, usd",
-            `${at}.${bound} is invalid: give exactly one of eth, usd`,
-            given,
-          ),
-        );
-      }
-    }
     const mode = rule.mode ?? "each";
-    if (mode === "digest" && rule.digest?.minutes === undefined && rule.digest?.records === undefined) {
-      out.push(
-        violation(
-          `${at}.digest`,
-          "minutes or records",
-          `${at}.digest is required with mode "digest": give minutes, records or both`,
-        ),
-      );
-    }
-    if (mode === "each" && rule.digest !== undefined) {
-      out.push(violation(`${at}.digest`, 'only with mode "digest"', `${at}.digest is only used with mode "digest"`));
-    }
-    if (mode === "each" && (rule.mail.item_text !== undefined || rule.mail.item_html !== undefined)) {
-      const field = rule.mail.item_text !== undefined ? "item_text" : "item_html";
-      out.push(
-        violation(
-          `${at}.mail.${field}`,
-          'only with mode "digest"',
-          `${at}.mail.${field} is only used with mode "digest"`,
-        ),
-      );
-    }
-    const from = rule.mail.from ?? config.from;
-    if (!from) out.push(violation(`${at}.mail.from`, "required", `${at}.mail.from is required (or a top-level from)`));
-    // The address rules every transport applies (email-send checks the same before sending).
-    const sample = {
-      From: from ?? { Email: "sender@example.com" },
-      To: rule.mail.to,
-      ...(rule.mail.cc ? { Cc: rule.mail.cc } : {}),
-      ...(rule.mail.bcc ? { Bcc: rule.mail.bcc } : {}),
-      TextPart: "-",
-    };
-    for (const problem of messageProblems(sample)) {
-      const path = problem.path.replace(/^(To|Cc|Bcc)\b/, (m) => m.toLowerCase());
-      const field = path.startsWith("From")
-        ? rule.mail.from
-          ? `${at}.mail.from.Email`
-          : "from.Email"
-        : `${at}.mail.${path}`;
-      out.push(violation(field, problem.rule, problem.say(field), problem.value));
-    }
-    for (const problem of templateProblems(rule.mail, mode))
-      out.push({ ...problem, field: `${at}.mail.${problem.field}` });
+    out.push(
+      ...readProblems(rule, at, source),
+      ...modeProblems(rule, at, mode),
+      ...mailProblems(rule, at, mode, config.from),
+    );
   });
+  return out;
+}
+
+type ParsedRule = Parsed["rules"][number];
+
+/** What the rule reads: a token needs its contract; bids, listings and OpenSea need a contract alone. */
+function readProblems(rule: ParsedRule, at: string, source: WatchSource): Violation[] {
+  const out: Violation[] = [];
+  if (rule.token_id !== undefined && rule.contract_address === undefined) {
+    out.push(violation(`${at}.contract_address`, "required with token_id", `${at}.contract_address is required`));
+  }
+  const orderBook = (rule.type ?? []).filter((t) => t === "bid" || t === "list");
+  if (orderBook.length && retrieverKind(rule) !== "by-contract") {
+    out.push(
+      violation(
+        `${at}.type`,
+        "bid and list only with contract_address alone",
+        `${at}.type = ${JSON.stringify(rule.type)} is invalid: bid and list are only retrieved by contract (give contract_address without token_id)`,
+        rule.type,
+      ),
+    );
+  } else if (orderBook.length && !ORDER_BOOK_SOURCES.includes(source)) {
+    out.push(
+      violation(
+        `${at}.type`,
+        `bid and list only from ${ORDER_BOOK_SOURCES.join(", ")}`,
+        `${at}.type = ${JSON.stringify(rule.type)} is invalid: source ${source} has no bids or listings (use ${ORDER_BOOK_SOURCES.join(", ")})`,
+        rule.type,
+      ),
+    );
+  }
+  if (source === "opensea" && retrieverKind(rule) === "on-chain") {
+    out.push(
+      violation(
+        `${at}.contract_address`,
+        "required with source opensea",
+        `${at}.contract_address is required with source opensea: OpenSea filters the whole chain by time, not by block (use index or index+opensea for the whole chain)`,
+      ),
+    );
+  }
+  return out;
+}
+
+/** Price bounds and the digest settings, which depend on the mode. */
+function modeProblems(rule: ParsedRule, at: string, mode: "each" | "digest"): Violation[] {
+  const out: Violation[] = [];
+  for (const bound of ["min_price", "max_price"] as const) {
+    const given = rule[bound];
+    if (!given) continue;
+    if (["eth", "usd"].filter((k) => (given as Record<string, unknown>)[k] !== undefined).length !== 1) {
+      out.push(
+        violation(
+          `${at}.${bound}`,
+          "exactly one of eth, usd",
+          `${at}.${bound} is invalid: give exactly one of eth, usd`,
+          given,
+        ),
+      );
+    }
+  }
+  if (mode === "digest" && rule.digest?.minutes === undefined && rule.digest?.records === undefined) {
+    out.push(
+      violation(
+        `${at}.digest`,
+        "minutes or records",
+        `${at}.digest is required with mode "digest": give minutes, records or both`,
+      ),
+    );
+  }
+  if (mode === "each" && rule.digest !== undefined) {
+    out.push(violation(`${at}.digest`, 'only with mode "digest"', `${at}.digest is only used with mode "digest"`));
+  }
+  if (mode === "each" && (rule.mail.item_text !== undefined || rule.mail.item_html !== undefined)) {
+    const field = rule.mail.item_text !== undefined ? "item_text" : "item_html";
+    out.push(
+      violation(
+        `${at}.mail.${field}`,
+        'only with mode "digest"',
+        `${at}.mail.${field} is only used with mode "digest"`,
+      ),
+    );
+  }
+  return out;
+}
+
+/** The mail's sender, its addresses by every transport's rules, and its templates. */
+function mailProblems(rule: ParsedRule, at: string, mode: "each" | "digest", topFrom: Parsed["from"]): Violation[] {
+  const out: Violation[] = [];
+  const from = rule.mail.from ?? topFrom;
+  if (!from) out.push(violation(`${at}.mail.from`, "required", `${at}.mail.from is required (or a top-level from)`));
+  // The address rules every transport applies (email-send checks the same before sending).
+  const sample = {
+    From: from ?? { Email: "sender@example.com" },
+    To: rule.mail.to,
+    ...(rule.mail.cc ? { Cc: rule.mail.cc } : {}),
+    ...(rule.mail.bcc ? { Bcc: rule.mail.bcc } : {}),
+    TextPart: "-",
+  };
+  for (const problem of messageProblems(sample)) {
+    const path = problem.path.replace(/^(To|Cc|Bcc)\b/, (m) => m.toLowerCase());
+    const field = path.startsWith("From")
+      ? rule.mail.from
+        ? `${at}.mail.from.Email`
+        : "from.Email"
+      : `${at}.mail.${path}`;
+    out.push(violation(field, problem.rule, problem.say(field), problem.value));
+  }
+  for (const problem of templateProblems(rule.mail, mode))
+    out.push({ ...problem, field: `${at}.mail.${problem.field}` });
   return out;
 }

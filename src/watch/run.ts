@@ -199,8 +199,31 @@ export class WatchRun {
     const wanted = batch.records.filter((r) => isAfter(r, floor) && ruleWants(rule, r, ETH_TOKENS));
     const keys = recordKeys(wanted);
 
-    const present = new Set(keys);
-    const window = await this.store.recordsFrom(rule.id, from, batch.through);
+    await this.checkReorgs(rule, new Set(keys), from, batch.through);
+
+    const known = await this.store.knownKeys(rule.id, keys);
+    const fresh = wanted.map((record, i) => ({ record, key: keys[i]!, position: positionOf(record) }));
+    const taken = fresh.filter((r) => !known.has(r.key));
+    const newest = batch.records.reduce<Position | undefined>((at, r) => later(at, positionOf(r)), undefined);
+    const position = later(read, newest);
+    if (!taken.length && position === read) return read;
+    await this.store.take(
+      rule.id,
+      taken,
+      position ?? floor,
+      taken.length && rule.mode === "digest" ? Date.now() : undefined,
+    );
+    if (taken.length) logger.info({ rule: rule.id, records: taken.length }, "new records");
+    return position;
+  }
+
+  /**
+   * Marks the records taken in blocks `from` to `through` that this read no longer has (a reorg removed them) and
+   * clears the mark of removed ones that are back.
+   */
+  private async checkReorgs(rule: Rule, present: ReadonlySet<string>, from: number, through: number | undefined) {
+    const { logger } = this.ctx;
+    const window = await this.store.recordsFrom(rule.id, from, through);
     const gone = window.filter((s) => !s.reorged && !present.has(s.key));
     const back = window.filter((s) => s.reorged && present.has(s.key));
     if (gone.length) {
@@ -227,21 +250,6 @@ export class WatchRun {
       );
       for (const s of back) logger.info({ rule: rule.id, key: s.key }, "a record removed by a reorg is back");
     }
-
-    const known = await this.store.knownKeys(rule.id, keys);
-    const fresh = wanted.map((record, i) => ({ record, key: keys[i]!, position: positionOf(record) }));
-    const taken = fresh.filter((r) => !known.has(r.key));
-    const newest = batch.records.reduce<Position | undefined>((at, r) => later(at, positionOf(r)), undefined);
-    const position = later(read, newest);
-    if (!taken.length && position === read) return read;
-    await this.store.take(
-      rule.id,
-      taken,
-      position ?? floor,
-      taken.length && rule.mode === "digest" ? Date.now() : undefined,
-    );
-    if (taken.length) logger.info({ rule: rule.id, records: taken.length }, "new records");
-    return position;
   }
 
   /**
