@@ -165,14 +165,17 @@ export class ChainmailError extends Error {
   readonly hint: string | undefined;
   readonly details: Record<string, unknown>;
 
-  /** `kind` names the entry of `ErrorCode` (`"UPSTREAM_TIMEOUT"`) or gives its code (`"upstream_timeout"`). */
+  /**
+   * `kind` names the entry of `ErrorCode` (`"UPSTREAM_TIMEOUT"`) or gives its code (`"upstream_timeout"`). A code
+   * chainmail does not know (one another chainmail's service answered, passed on by a page) is kept as it is, not
+   * retryable.
+   */
   constructor(kind: ErrorCodeName | ErrorCodeValue, shortMessage: string, options: ChainmailErrorOptions = {}) {
     const message = options.hint ? `${shortMessage} ${options.hint}` : shortMessage;
     super(message, options.cause === undefined ? undefined : { cause: options.cause });
-    const entry = kind in ErrorCode ? ErrorCode[kind as ErrorCodeName] : entryByCode.get(kind);
-    if (!entry) throw new TypeError(`not an ErrorCode: ${kind}`);
-    this.code = entry.code;
-    this.retryable = entry.retryable;
+    const entry = Object.hasOwn(ErrorCode, kind) ? ErrorCode[kind as ErrorCodeName] : entryByCode.get(kind);
+    this.code = entry?.code ?? (kind as ErrorCodeValue);
+    this.retryable = entry?.retryable ?? false;
     this.shortMessage = shortMessage;
     this.hint = options.hint;
     this.details = options.details ?? {};
