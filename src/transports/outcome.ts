@@ -3,7 +3,7 @@
  * chainmail entries of messages that were not sent or may have been, `details.messages` and the batch `error`.
  */
 import { randomUUID } from "node:crypto";
-import { ChainmailError, ErrorCode, type ErrorPayload, MessageErrorCode } from "../core/errors.js";
+import { ChainmailError, type ErrorPayload, MessageErrorCode } from "../core/errors.js";
 import type { RawResponse } from "../schemas/common.js";
 import type { ErrorEntry, MessageResult } from "../schemas/email.js";
 import type { MessageProblem } from "./message-rules.js";
