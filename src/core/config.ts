@@ -3,7 +3,6 @@
  * config without touching `process.env`. Every variable, its rule and its default are in core/env.ts's schema.
  */
 import { type EMAIL_TRANSPORTS, type NFT_SOURCES, setting } from "./env.js";
-import { ChainmailError } from "./errors.js";
 import { poolsFor, type UpstreamPools } from "./pools/choose.js";
 import type { UpstreamPool } from "./upstream-pool.js";
 
@@ -78,24 +77,6 @@ type Env = Readonly<Record<string, string | undefined>>;
 
 export { NFT_SOURCES } from "./env.js";
 export type NftSourceName = (typeof NFT_SOURCES)[number];
-
-/**
- * An integer setting of at least `min`, or `fallback` when unset; anything else is a clear error naming it. For a
- * variable outside core/env.ts's schema (a source's or a host's own); chainmail's own go through `setting`.
- */
-export function intSetting(env: Env, name: string, fallback: number, min = 0): number {
-  const raw = env[name];
-  if (raw === undefined || raw === "") return fallback;
-  const value = Number(raw);
-  if (!Number.isInteger(value) || value < min) {
-    throw new ChainmailError(
-      "INVALID_INPUT",
-      `Setting ${name}=${JSON.stringify(raw)} is invalid: must be an integer >= ${min}.`,
-      { details: { setting: name } },
-    );
-  }
-  return value;
-}
 
 const trimSlashes = (url: string) => url.replace(/\/+$/, "");
 
