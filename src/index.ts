@@ -15,6 +15,8 @@ export {
   ErrorCode,
   type ErrorPayload,
   httpStatusOf,
+  InvalidInputError,
+  isRetryableCode,
   type Violation,
 } from "./core/errors.js";
 export { type ExactInteger, parseJson, stringifyJson } from "./core/json.js";

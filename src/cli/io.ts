@@ -1,13 +1,18 @@
 /** Small helpers the commands share: reading `--input` and other files, writing JSON, exit codes. */
 import { createReadStream } from "node:fs";
-import { intSetting } from "../core/config.js";
+import { setting } from "../core/env.js";
+import { ChainmailError } from "../core/errors.js";
 import { parseJson, stringifyJson } from "../core/json.js";
 
 /** Exit statuses: 0 success port fired, 1 error port fired, 2 usage error. */
 export const EXIT = { OK: 0, ERROR: 1, USAGE: 2 } as const;
 
-export class UsageError extends Error {
+/** A command line the command cannot run (a missing or malformed flag): `invalid_input`, exit status 2. */
+export class UsageError extends ChainmailError {
   override name = "UsageError";
+  constructor(message: string) {
+    super("INVALID_INPUT", message);
+  }
 }
 
 /**
@@ -62,7 +67,7 @@ export async function readTextFile(path: string, limit: number, what: string): P
 }
 
 /** The largest `--input` read: the service's request body limit (CHAINMAIL_BODY_LIMIT_BYTES, default 30 MiB). */
-const inputLimit = () => intSetting(process.env, "CHAINMAIL_BODY_LIMIT_BYTES", 30 * 1024 * 1024, 1);
+const inputLimit = () => setting(process.env, "CHAINMAIL_BODY_LIMIT_BYTES");
 
 /** `--input` is JSON text, `@path` to a file, or `-` for standard input. */
 export async function readInput(spec: string): Promise<unknown> {

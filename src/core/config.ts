@@ -1,8 +1,8 @@
 /**
  * Configuration from the environment. `loadConfig` takes any env-like record, so a library user or a test builds a
- * config without touching `process.env`.
+ * config without touching `process.env`. Every variable, its rule and its default are in core/env.ts's schema.
  */
-import { ChainmailError } from "./errors.js";
+import { type EMAIL_TRANSPORTS, type NFT_SOURCES, setting } from "./env.js";
 import { poolsFor, type UpstreamPools } from "./pools/choose.js";
 import type { UpstreamPool } from "./upstream-pool.js";
 
@@ -62,7 +62,7 @@ export interface Config {
     lagBudgetMs: number;
   };
   /** Where `email-send` delivers. */
-  emailTransport: "mailjet" | "smtp" | "outbox";
+  emailTransport: (typeof EMAIL_TRANSPORTS)[number];
   smtpUrl: string | undefined;
   /** JSON-lines file where the smtp transport notes each message with a CustomID as it goes (SMTP_JOURNAL). */
   smtpJournal: string | undefined;
@@ -75,72 +75,25 @@ export interface Config {
 
 type Env = Readonly<Record<string, string | undefined>>;
 
-/**
- * The values of NFT_SOURCE: NFTPort, the own index, OpenSea, the own index with OpenSea's order book, or another
- * chainmail's HTTP service (sources/catalog.ts says what a workflow host asks for each).
- */
-export const NFT_SOURCES = ["nftport", "index", "opensea", "index+opensea", "service"] as const;
+export { NFT_SOURCES } from "./env.js";
 export type NftSourceName = (typeof NFT_SOURCES)[number];
 
-/** Chainlink's ETH / USD price feed on Ethereum mainnet (its proxy). */
-const CHAINLINK_ETH_USD = "0x5f4ec3df9cbd43714fe2740f5e3616155c5b8419";
+const trimSlashes = (url: string) => url.replace(/\/+$/, "");
 
-/** An integer setting of at least `min`, or `fallback` when unset; anything else is a clear error naming it. */
-export function intSetting(env: Env, name: string, fallback: number, min = 0): number {
-  const raw = env[name];
-  if (raw === undefined || raw === "") return fallback;
-  const value = Number(raw);
-  if (!Number.isInteger(value) || value < min) {
-    throw new ChainmailError(
-      "INVALID_INPUT",
-      `Setting ${name}=${JSON.stringify(raw)} is invalid: must be an integer >= ${min}.`,
-      {
-        details: { setting: name },
-      },
-    );
-  }
-  return value;
-}
+type Upstream = "NFTPORT" | "OPENSEA" | "MAILJET" | "INDEX_RPC" | "CHAINMAIL_SERVICE";
 
-function oneOf<T extends string>(env: Env, name: string, values: readonly T[], fallback: T): T {
-  const raw = env[name];
-  if (raw === undefined || raw === "") return fallback;
-  if (!(values as readonly string[]).includes(raw)) {
-    throw new ChainmailError(
-      "INVALID_INPUT",
-      `Setting ${name}=${JSON.stringify(raw)} is invalid: must be one of ${values.join(", ")}.`,
-      {
-        details: { setting: name },
-      },
-    );
-  }
-  return raw as T;
-}
-
-/** An Ethereum address setting (lower case), or `fallback` when unset. */
-function address(env: Env, name: string, fallback: string): string {
-  const raw = env[name];
-  if (raw === undefined || raw === "") return fallback;
-  if (!/^0x[0-9a-fA-F]{40}$/.test(raw)) {
-    throw new ChainmailError(
-      "INVALID_INPUT",
-      `Setting ${name}=${JSON.stringify(raw)} is invalid: must be an address (0x followed by 40 hex digits).`,
-      { details: { setting: name } },
-    );
-  }
-  return raw.toLowerCase();
-}
-
-function upstream(env: Env, prefix: string, baseUrl: string): UpstreamConfig {
-  const timeoutMs = intSetting(env, `${prefix}_TIMEOUT_MS`, intSetting(env, "CHAINMAIL_TIMEOUT_MS", 30_000, 1), 1);
+function upstream(env: Env, prefix: Upstream, baseUrl: string): UpstreamConfig {
+  // The shared values are checked even where an upstream's own stands in for them.
+  const timeoutMs = setting(env, "CHAINMAIL_TIMEOUT_MS");
+  const maxRetries = setting(env, "CHAINMAIL_MAX_RETRIES");
   return {
-    baseUrl: (env[`${prefix}_BASE_URL`] || baseUrl).replace(/\/+$/, ""),
-    timeoutMs,
+    baseUrl: trimSlashes(env[`${prefix}_BASE_URL`] || baseUrl),
+    timeoutMs: setting(env, `${prefix}_TIMEOUT_MS`) ?? timeoutMs,
     retry: {
-      maxRetries: intSetting(env, `${prefix}_MAX_RETRIES`, intSetting(env, "CHAINMAIL_MAX_RETRIES", 4)),
-      baseDelayMs: intSetting(env, "CHAINMAIL_RETRY_BASE_MS", 500),
-      maxDelayMs: intSetting(env, "CHAINMAIL_RETRY_MAX_DELAY_MS", 20_000),
-      budgetMs: intSetting(env, "CHAINMAIL_RETRY_BUDGET_MS", 120_000),
+      maxRetries: setting(env, `${prefix}_MAX_RETRIES`) ?? maxRetries,
+      baseDelayMs: setting(env, "CHAINMAIL_RETRY_BASE_MS"),
+      maxDelayMs: setting(env, "CHAINMAIL_RETRY_MAX_DELAY_MS"),
+      budgetMs: setting(env, "CHAINMAIL_RETRY_BUDGET_MS"),
     },
   };
 }
@@ -159,40 +112,40 @@ export function configFrom(env: Env, pools: UpstreamPools): Config {
 
   return {
     nftport: {
-      ...upstream(env, "NFTPORT", "https://api.nftport.xyz"),
-      apiKey: env.NFTPORT_API_KEY || undefined,
+      ...upstream(env, "NFTPORT", setting(env, "NFTPORT_BASE_URL")),
+      apiKey: setting(env, "NFTPORT_API_KEY"),
       pool: pools.paging,
     },
     opensea: {
-      ...upstream(env, "OPENSEA", "https://api.opensea.io"),
-      apiKey: env.OPENSEA_API_KEY || undefined,
+      ...upstream(env, "OPENSEA", setting(env, "OPENSEA_BASE_URL")),
+      apiKey: setting(env, "OPENSEA_API_KEY"),
       pool: pools.paging,
-      ethUsdFeed: address(env, "ETH_USD_FEED", CHAINLINK_ETH_USD),
+      ethUsdFeed: setting(env, "ETH_USD_FEED").toLowerCase(),
     },
     mailjet: {
-      ...upstream(env, "MAILJET", "https://api.mailjet.com"),
-      userId: env.MAILJET_API_KEY || undefined,
-      password: env.MAILJET_SECRET_KEY || undefined,
-      concurrency: intSetting(env, "MAILJET_CONCURRENCY", 4, 1),
+      ...upstream(env, "MAILJET", setting(env, "MAILJET_BASE_URL")),
+      userId: setting(env, "MAILJET_API_KEY"),
+      password: setting(env, "MAILJET_SECRET_KEY"),
+      concurrency: setting(env, "MAILJET_CONCURRENCY"),
     },
-    nftSource: oneOf(env, "NFT_SOURCE", NFT_SOURCES, "nftport"),
+    nftSource: setting(env, "NFT_SOURCE"),
     service: {
       ...upstream(env, "CHAINMAIL_SERVICE", ""),
-      baseUrl: (env.CHAINMAIL_SERVICE_URL ?? "").replace(/\/+$/, ""),
-      token: env.CHAINMAIL_SERVICE_TOKEN || undefined,
+      baseUrl: trimSlashes(setting(env, "CHAINMAIL_SERVICE_URL") ?? ""),
+      token: setting(env, "CHAINMAIL_SERVICE_TOKEN"),
     },
-    indexDb: env.INDEX_DB || env.INDEX_DATABASE_URL || "./data/index.sqlite",
+    indexDb: setting(env, "INDEX_DB") ?? setting(env, "INDEX_DATABASE_URL"),
     indexRpc: {
-      url: env.INDEX_RPC_URL || undefined,
+      url: setting(env, "INDEX_RPC_URL"),
       timeoutMs: indexRpc.timeoutMs,
       retry: indexRpc.retry,
-      throttleBudgetMs: intSetting(env, "INDEX_RPC_THROTTLE_BUDGET_MS", 600_000),
-      lagBudgetMs: intSetting(env, "INDEX_RPC_LAG_BUDGET_MS", 180_000),
+      throttleBudgetMs: setting(env, "INDEX_RPC_THROTTLE_BUDGET_MS"),
+      lagBudgetMs: setting(env, "INDEX_RPC_LAG_BUDGET_MS"),
     },
-    emailTransport: oneOf(env, "EMAIL_TRANSPORT", ["mailjet", "smtp", "outbox"] as const, "mailjet"),
-    smtpUrl: env.SMTP_URL || undefined,
-    smtpJournal: env.SMTP_JOURNAL || undefined,
-    outboxDir: env.OUTBOX_DIR || "./data/outbox",
+    emailTransport: setting(env, "EMAIL_TRANSPORT"),
+    smtpUrl: setting(env, "SMTP_URL"),
+    smtpJournal: setting(env, "SMTP_JOURNAL"),
+    outboxDir: setting(env, "OUTBOX_DIR"),
     pool: pools.pool,
     env,
   };

@@ -283,12 +283,17 @@ function errorCode(err: unknown): string {
   let current: unknown = err;
   // undici wraps the socket error; the useful code is often on the cause.
   for (let depth = 0; current && depth < 4; depth++) {
+    // A chainmail error (an answer cut off midway) carries the socket's error as its cause.
+    if (current instanceof ChainmailError) {
+      current = current.cause;
+      continue;
+    }
     const code = (current as { code?: unknown }).code;
     if (typeof code === "string" && code !== "UND_ERR_SOCKET") return code;
     if (typeof code === "string" && !(current as { cause?: unknown }).cause) return code;
     current = (current as { cause?: unknown }).cause;
   }
-  return (err as { code?: string })?.code ?? "UNKNOWN";
+  return err instanceof ChainmailError ? "UNKNOWN" : ((err as { code?: string })?.code ?? "UNKNOWN");
 }
 
 function originOf(url: string): string {

@@ -242,6 +242,32 @@ function prepareInput<I extends TProperties>(
     };
   }
   const violations: Violation[] = [];
+  const { given, broken } = readPorts(node, input, violations, secrets);
+  const raw = node.prepare ? node.prepare(given, ctx) : given;
+  const values: Record<string, unknown> = {};
+  for (const [port, schema] of Object.entries(node.inputs) as [string, TSchema][]) {
+    if (broken.has(port)) continue;
+    const checked = checkPort(port, schema, Object.hasOwn(raw, port) ? (raw[port] ?? {}) : {});
+    values[port] = checked.value;
+    violations.push(...checked.violations);
+  }
+  // Cross-field rules run too, so every violation is reported at once; they guard their own types, but need every
+  // port present (an unreadable one is left out of `values`).
+  if (node.check && broken.size === 0) violations.push(...node.check(values as PortValues<I>, ctx));
+  return violations.length ? { violations } : { values: values as PortValues<I> };
+}
+
+/**
+ * The input's own ports, each value copied as plain JSON data; an unknown port or an unreadable value is a
+ * violation, and a port whose value is unreadable is `broken` (left out of the checks that need it).
+ */
+function readPorts(
+  node: Pick<NodeDefinition, "id" | "inputs">,
+  input: object,
+  violations: Violation[],
+  secrets: string[],
+): { given: Record<string, unknown>; broken: Set<string> } {
+  const ports = Object.keys(node.inputs);
   const given: Record<string, unknown> = {};
   const broken = new Set<string>();
   for (const port of ownKeys(input, violations)) {
@@ -273,18 +299,7 @@ function prepareInput<I extends TProperties>(
       if (schema["x-secret"] === true) secretsIn(read.value, schema, secrets);
     }
   }
-  const raw = node.prepare ? node.prepare(given, ctx) : given;
-  const values: Record<string, unknown> = {};
-  for (const [port, schema] of Object.entries(node.inputs) as [string, TSchema][]) {
-    if (broken.has(port)) continue;
-    const checked = checkPort(port, schema, Object.hasOwn(raw, port) ? (raw[port] ?? {}) : {});
-    values[port] = checked.value;
-    violations.push(...checked.violations);
-  }
-  // Cross-field rules run too, so every violation is reported at once; they guard their own types, but need every
-  // port present (an unreadable one is left out of `values`).
-  if (node.check && broken.size === 0) violations.push(...node.check(values as PortValues<I>, ctx));
-  return violations.length ? { violations } : { values: values as PortValues<I> };
+  return { given, broken };
 }
 
 /** An object keyed by port: a plain object (or a null-prototype one), not an array, a class instance or a primitive. */

@@ -44,8 +44,7 @@ export class PageError extends ChainmailError {
     /** The continuation of the last page that succeeded: resume from here. */
     readonly resumeFrom: string | undefined,
   ) {
-    super("INTERNAL", payload.error, { details: payload.details });
-    (this as { code: string }).code = payload.details.code;
+    super(payload.details.code, payload.error, { details: payload.details });
   }
 }
 
@@ -71,17 +70,31 @@ export function pagesWith<R = unknown>(
   return pagesOf((pageInput) => runNodeWith(node, pageInput, ctx), input, options);
 }
 
+function checkLimit(limit: number | undefined): void {
+  if (limit !== undefined && (!Number.isInteger(limit) || limit < 0)) {
+    throw new ChainmailError("INVALID_INPUT", `limit = ${limit} is invalid: must be an integer >= 0.`, {
+      details: { violations: [{ field: "limit", value: limit, rule: "an integer >= 0" }] },
+    });
+  }
+}
+
+/** The query of one page: the caller's, resuming at `continuation`, asking for no more than `wanted` records. */
+function pageQuery(query: Record<string, unknown>, continuation: string | undefined, wanted: number | undefined) {
+  const pageSize = typeof query.page_size === "number" ? query.page_size : undefined;
+  const size = wanted === undefined ? pageSize : Math.min(pageSize ?? MAX_PAGE_SIZE, wanted);
+  const out = { ...query, continuation, page_size: size };
+  if (continuation === undefined) delete out.continuation;
+  if (size === undefined) delete out.page_size;
+  return out;
+}
+
 async function* pagesOf<R>(
   run: (input: Input) => Promise<unknown>,
   input: Input,
   options: PaginateOptions,
 ): AsyncGenerator<Page<R>> {
   const { limit } = options;
-  if (limit !== undefined && (!Number.isInteger(limit) || limit < 0)) {
-    throw new ChainmailError("INVALID_INPUT", `limit = ${limit} is invalid: must be an integer >= 0.`, {
-      details: { violations: [{ field: "limit", value: limit, rule: "an integer >= 0" }] },
-    });
-  }
+  checkLimit(limit);
   const seen = new Set<string>();
   // Own properties only, as runNode reads them: an inherited `query` is not the caller's query.
   const given = Object.hasOwn(input, "query") ? input.query : undefined;
@@ -92,21 +105,14 @@ async function* pagesOf<R>(
   for (let page = 1; ; page++) {
     if (limit !== undefined && total >= limit) return;
     const wanted = limit === undefined ? undefined : limit - total;
-    const pageSize = typeof query.page_size === "number" ? query.page_size : undefined;
-    const size = wanted === undefined ? pageSize : Math.min(pageSize ?? MAX_PAGE_SIZE, wanted);
-    const pageQuery = { ...query, continuation, page_size: size };
-    if (continuation === undefined) delete pageQuery.continuation;
-    if (size === undefined) delete pageQuery.page_size;
-    const output = (await run({ ...input, query: pageQuery })) as {
+    const output = (await run({ ...input, query: pageQuery(query, continuation, wanted) })) as {
       data?: { transactions: R[]; continuation: string };
       response?: unknown;
       error?: ErrorPayload;
     };
     if (!output.data) {
-      const error = output.error ?? {
-        error: "The node returned neither data nor error.",
-        details: { code: "internal" as const },
-      };
+      const error =
+        output.error ?? new ChainmailError("INTERNAL", "The node returned neither data nor error.").toPayload();
       throw new PageError(error, output.response, continuation);
     }
     let { transactions } = output.data;

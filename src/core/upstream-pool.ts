@@ -4,9 +4,10 @@
  * its own; a host builds its own and passes it in the config). core/http.ts adds what every engine shares on top:
  * retries, backoff, secret scrubbing, the errors a person can act on.
  *
- * This file imports nothing at run time: a host that forbids timers, `process` or other HTTP libraries inside a
- * package (n8n) still bundles it and core/http.ts.
+ * This file imports nothing at run time but core/errors.ts (which imports nothing): a host that forbids timers,
+ * `process` or other HTTP libraries inside a package (n8n) still bundles it and core/http.ts.
  */
+import { ChainmailError } from "./errors.js";
 
 /** One request as an engine carries it out. */
 export interface Exchange {
@@ -43,37 +44,47 @@ export interface UpstreamPool {
 /**
  * An attempt cut off at its deadline: before the answer began (`status` 0) or while its body came in (`received`
  * bytes of it by then). An answer that trickles in past the deadline is a timeout, never a broken connection.
+ * core/http.ts words it for the caller.
  */
-export class AttemptTimeout extends Error {
+export class AttemptTimeout extends ChainmailError {
   override name = "AttemptTimeout";
   constructor(
     readonly status = 0,
     readonly received = 0,
   ) {
-    super("the attempt's time was up");
+    super("UPSTREAM_TIMEOUT", "the attempt's time was up", { details: { status, received_bytes: received } });
   }
 }
 
 /** An answer cut off at `Exchange.maxBodyBytes`; `bytes` is its announced length, when it had one. */
-export class AnswerTooLarge extends Error {
+export class AnswerTooLarge extends ChainmailError {
   override name = "AnswerTooLarge";
   constructor(
     readonly limit: number,
     readonly status: number,
     readonly bytes: number | undefined,
   ) {
-    super(`the answer is larger than ${limit} bytes${bytes === undefined ? "" : ` (${bytes})`}`);
+    super(
+      "UPSTREAM_BAD_RESPONSE",
+      `the answer is larger than ${limit} bytes${bytes === undefined ? "" : ` (${bytes})`}`,
+      {
+        details: { status, max_bytes: limit, ...(bytes === undefined ? {} : { bytes }) },
+      },
+    );
   }
 }
 
-/** An answer that broke off after its status line: the connection failed midway through the body. */
-export class CutOffAnswer extends Error {
+/**
+ * An answer that broke off after its status line: the connection failed midway through the body. The socket's
+ * own error (its `code`, e.g. ECONNRESET) is the `cause`.
+ */
+export class CutOffAnswer extends ChainmailError {
   override name = "CutOffAnswer";
   constructor(
     override readonly cause: Error,
     readonly status: number,
   ) {
-    super(cause.message);
+    super("UPSTREAM_UNREACHABLE", cause.message, { cause, details: { status, truncated: true } });
   }
 }
 

@@ -108,98 +108,112 @@ export function readJsonData(
   field: string,
   depth = 1,
 ): { value: unknown; violations?: undefined } | { violations: Violation[] } {
-  const violations: Violation[] = [];
-  const path: (string | number)[] = [];
-  const ancestors: object[] = [];
-  const problem = (rule: string, says: string, where: readonly (string | number)[] = path) => {
-    const at = fieldOf(field, where);
-    violations.push({ field: at, rule, message: `${at} ${says}` });
-  };
-  const copy = (item: unknown, level: number): unknown => {
-    if (violations.length >= MAX_DATA_PROBLEMS) return undefined;
+  const reader = new DataReader(field);
+  try {
+    const out = reader.copy(value, depth);
+    return reader.violations.length ? { violations: reader.violations } : { value: out };
+  } catch (err) {
+    // A getter or a proxy trap of the caller's object threw while being read.
+    return { violations: [...reader.violations, unreadable(fieldOf(field, reader.path), err)] };
+  }
+}
+
+/** One pass of `readJsonData`: where it is (`path`, the objects above), and what it found wrong so far. */
+class DataReader {
+  readonly violations: Violation[] = [];
+  readonly path: (string | number)[] = [];
+  readonly #ancestors: object[] = [];
+
+  constructor(readonly field: string) {}
+
+  problem(rule: string, says: string, where: readonly (string | number)[] = this.path): void {
+    const at = fieldOf(this.field, where);
+    this.violations.push({ field: at, rule, message: `${at} ${says}` });
+  }
+
+  copy(item: unknown, level: number): unknown {
+    if (this.violations.length >= MAX_DATA_PROBLEMS) return undefined;
     switch (typeof item) {
       case "string":
         // A lone surrogate (JSON text may hold one as `\ud800`) has no UTF-8 form: it cannot go into a URL or a message.
         if (!isWellFormed(item))
-          problem(JSON_DATA, "holds a lone surrogate (\\ud800-\\udfff): it is not well-formed Unicode");
+          this.problem(JSON_DATA, "holds a lone surrogate (\\ud800-\\udfff): it is not well-formed Unicode");
         return item;
       case "boolean":
       case "bigint":
         return item;
       case "number":
-        if (!Number.isFinite(item)) problem(JSON_DATA, `= ${item} is invalid: must be a finite number`);
+        if (!Number.isFinite(item)) this.problem(JSON_DATA, `= ${item} is invalid: must be a finite number`);
         return item;
       case "object":
-        if (item === null) return item;
-        break;
+        return item === null ? item : this.copyObject(item, level);
       case "undefined":
-        problem(JSON_DATA, "is undefined, which JSON cannot hold");
+        this.problem(JSON_DATA, "is undefined, which JSON cannot hold");
         return item;
       default:
-        problem(JSON_DATA, `is a ${typeof item}, which JSON cannot hold`);
+        this.problem(JSON_DATA, `is a ${typeof item}, which JSON cannot hold`);
         return undefined;
     }
-    const object = item as object;
+  }
+
+  copyObject(object: object, level: number): unknown {
     if (level > MAX_JSON_DEPTH) {
       // Only a value that contains itself nests this deep and repeats on its path: name where it first closes.
+      const ancestors = this.#ancestors;
       const closes = ancestors.findIndex((ancestor, i) => ancestors.indexOf(ancestor) < i);
       if (closes !== -1)
-        problem("no circular references", "refers back to a value that contains it", path.slice(0, closes));
+        this.problem("no circular references", "refers back to a value that contains it", this.path.slice(0, closes));
       else
-        problem(
+        this.problem(
           `at most ${MAX_JSON_DEPTH} levels`,
           `is nested deeper than ${MAX_JSON_DEPTH} levels of arrays and objects`,
         );
       return undefined;
     }
-    ancestors.push(object);
-    let out: unknown;
-    if (Array.isArray(object)) {
-      const list = new Array(object.length);
-      for (let i = 0; i < object.length; i++) {
-        path.push(i);
-        list[i] = copy(object[i], level + 1);
-        path.pop();
-      }
-      out = list;
-    } else {
-      const proto = Object.getPrototypeOf(object);
-      if (proto !== Object.prototype && proto !== null) {
-        // A class instance (Date, Map, …), or an object inheriting from another: its inherited data is not read.
-        const kind = (proto as { constructor?: { name?: unknown } }).constructor?.name;
-        const what =
-          typeof kind === "string" && kind && kind !== "Object"
-            ? `is a ${kind}, which JSON cannot hold`
-            : "inherits from another object: only a plain object's own properties are data";
-        problem(JSON_DATA, what);
-      } else {
-        const record: Record<string, unknown> = {};
-        // for…in with an own-key check: the same keys in the same order as Object.keys, without an array of them
-        // per object (a batch of 10,000 messages has some 40,000 objects).
-        for (const key in object) {
-          if (!Object.hasOwn(object, key)) continue;
-          path.push(key);
-          const entry = (object as Record<string, unknown>)[key];
-          const copied = entry === undefined ? undefined : copy(entry, level + 1);
-          path.pop();
-          if (entry === undefined) continue;
-          // Assigning `__proto__` would replace the copy's prototype instead of adding a key.
-          if (key === "__proto__")
-            Object.defineProperty(record, key, { value: copied, enumerable: true, writable: true, configurable: true });
-          else record[key] = copied;
-        }
-        out = record;
-      }
-    }
-    ancestors.pop();
+    this.#ancestors.push(object);
+    const out = Array.isArray(object) ? this.copyArray(object, level) : this.copyRecord(object, level);
+    this.#ancestors.pop();
     return out;
-  };
-  try {
-    const out = copy(value, depth);
-    return violations.length ? { violations } : { value: out };
-  } catch (err) {
-    // A getter or a proxy trap of the caller's object threw while being read.
-    return { violations: [...violations, unreadable(fieldOf(field, path), err)] };
+  }
+
+  copyArray(array: unknown[], level: number): unknown[] {
+    const list = new Array(array.length);
+    for (let i = 0; i < array.length; i++) {
+      this.path.push(i);
+      list[i] = this.copy(array[i], level + 1);
+      this.path.pop();
+    }
+    return list;
+  }
+
+  copyRecord(object: object, level: number): Record<string, unknown> | undefined {
+    const proto = Object.getPrototypeOf(object);
+    if (proto !== Object.prototype && proto !== null) {
+      // A class instance (Date, Map, …), or an object inheriting from another: its inherited data is not read.
+      const kind = (proto as { constructor?: { name?: unknown } }).constructor?.name;
+      const what =
+        typeof kind === "string" && kind && kind !== "Object"
+          ? `is a ${kind}, which JSON cannot hold`
+          : "inherits from another object: only a plain object's own properties are data";
+      this.problem(JSON_DATA, what);
+      return undefined;
+    }
+    const record: Record<string, unknown> = {};
+    // for…in with an own-key check: the same keys in the same order as Object.keys, without an array of them
+    // per object (a batch of 10,000 messages has some 40,000 objects).
+    for (const key in object) {
+      if (!Object.hasOwn(object, key)) continue;
+      this.path.push(key);
+      const entry = (object as Record<string, unknown>)[key];
+      const copied = entry === undefined ? undefined : this.copy(entry, level + 1);
+      this.path.pop();
+      if (entry === undefined) continue;
+      // Assigning `__proto__` would replace the copy's prototype instead of adding a key.
+      if (key === "__proto__")
+        Object.defineProperty(record, key, { value: copied, enumerable: true, writable: true, configurable: true });
+      else record[key] = copied;
+    }
+    return record;
   }
 }
 

@@ -7,7 +7,7 @@
  */
 import { readdirSync, readFileSync } from "node:fs";
 import { ChainmailError } from "../core/errors.js";
-import { type Database, displayTarget, type Engine, identifier, type Sql } from "./database.js";
+import { type Database, displayTarget, type Engine, identifier, type Sql } from "./sql.js";
 
 export interface Migration {
   version: number;

@@ -6,6 +6,7 @@
  */
 import { setTimeout as sleep } from "node:timers/promises";
 import pg from "pg";
+import { migrate } from "./migrate.js";
 import {
   conflictClause,
   type Database,
@@ -18,8 +19,7 @@ import {
   type Sql,
   storageError,
   type WriterLock,
-} from "./database.js";
-import { migrate } from "./migrate.js";
+} from "./sql.js";
 
 /** Rows per statement of `insertMany` (one JSON parameter each). */
 const INSERT_CHUNK = 5_000;

@@ -9,6 +9,7 @@ import { dirname } from "node:path";
 import { setImmediate, setTimeout as sleep } from "node:timers/promises";
 import BetterSqlite3 from "better-sqlite3";
 import { ChainmailError } from "../core/errors.js";
+import { migrate } from "./migrate.js";
 import {
   conflictClause,
   type Database,
@@ -21,8 +22,7 @@ import {
   type Sql,
   storageError,
   type WriterLock,
-} from "./database.js";
-import { migrate } from "./migrate.js";
+} from "./sql.js";
 
 type Connection = BetterSqlite3.Database;
 type Statement = BetterSqlite3.Statement;

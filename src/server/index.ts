@@ -1,5 +1,6 @@
 /** The HTTP service: `startServer` for the CLI and the demo, `buildApp` for tests. */
 import type { Config } from "../core/config.js";
+import { setting } from "../core/env.js";
 import { ChainmailError } from "../core/errors.js";
 import { buildApp, type LoggerOption } from "./app.js";
 
@@ -35,17 +36,17 @@ export async function startServer(options: ServerOptions = {}): Promise<RunningS
     ...(options.tokens ? { tokens: options.tokens } : {}),
   });
   const env = options.config?.env ?? process.env;
-  const port = options.port ?? (env.CHAINMAIL_PORT ? Number(env.CHAINMAIL_PORT) : 8080);
+  const port = options.port ?? setting(env, "CHAINMAIL_PORT");
   if (!Number.isInteger(port) || port < 0 || port > 65535) {
     throw new ChainmailError(
       "INVALID_INPUT",
-      `The port ${JSON.stringify(options.port ?? env.CHAINMAIL_PORT)} is invalid: must be an integer from 0 to 65535.`,
+      `The port ${JSON.stringify(options.port)} is invalid: must be an integer from 0 to 65535.`,
       {
         details: { setting: "CHAINMAIL_PORT" },
       },
     );
   }
-  const host = options.host ?? (env.CHAINMAIL_HOST || "127.0.0.1");
+  const host = options.host ?? setting(env, "CHAINMAIL_HOST");
   try {
     await app.listen({ port, host });
   } catch (err) {

@@ -2,7 +2,8 @@
  * The service's own settings, read from the same env record as the rest of the configuration
  * (`config.env`), so a test or the demo sets them without touching `process.env`.
  */
-import { type Config, intSetting } from "../core/config.js";
+import type { Config } from "../core/config.js";
+import { setting } from "../core/env.js";
 import { ChainmailError } from "../core/errors.js";
 
 export interface ServerSettings {
@@ -22,16 +23,6 @@ export interface ServerSettings {
   maxConnections: number;
 }
 
-/** Mailjet accepts messages up to 15 MB; Base64 inflates attachments by 4/3 and a batch holds several. */
-const DEFAULT_BODY_LIMIT_BYTES = 30 * 1024 * 1024;
-/** A little more than the default retry budget (120 s), so a retrying node can report its own failure. */
-const DEFAULT_REQUEST_TIMEOUT_MS = 130_000;
-/** A client sends its headers in milliseconds; a slow one holding a socket open is cut after a few seconds. */
-const DEFAULT_HEADERS_TIMEOUT_MS = 5_000;
-/** 30 MiB in 10 s is 3 MB/s: any client on a LAN or a fair uplink. Raise it for large batches over slow links. */
-const DEFAULT_BODY_TIMEOUT_MS = 10_000;
-/** Bounds descriptors and memory; far above the requests one instance serves at once. */
-const DEFAULT_MAX_CONNECTIONS = 4_096;
 /** Shorter tokens are too easy to guess. */
 const MIN_TOKEN_LENGTH = 16;
 
@@ -62,7 +53,7 @@ function smtpUrlHasCredentials(url: string): boolean {
  * configured without any token: nobody else may spend the operator's keys.
  */
 export function loadServerSettings(config: Config, overrides: { tokens?: string[] } = {}): ServerSettings {
-  const tokens = (overrides.tokens ?? (config.env.CHAINMAIL_TOKENS ?? "").split(","))
+  const tokens = (overrides.tokens ?? (setting(config.env, "CHAINMAIL_TOKENS") ?? "").split(","))
     .map((t) => t.trim())
     .filter((t) => t !== "");
   const short = tokens.findIndex((t) => t.length < MIN_TOKEN_LENGTH);
@@ -96,10 +87,10 @@ export function loadServerSettings(config: Config, overrides: { tokens?: string[
   return {
     tokens,
     operatorCredentials: credentials,
-    bodyLimitBytes: intSetting(config.env, "CHAINMAIL_BODY_LIMIT_BYTES", DEFAULT_BODY_LIMIT_BYTES, 1),
-    requestTimeoutMs: intSetting(config.env, "CHAINMAIL_REQUEST_TIMEOUT_MS", DEFAULT_REQUEST_TIMEOUT_MS, 1),
-    headersTimeoutMs: intSetting(config.env, "CHAINMAIL_HEADERS_TIMEOUT_MS", DEFAULT_HEADERS_TIMEOUT_MS, 1),
-    bodyTimeoutMs: intSetting(config.env, "CHAINMAIL_BODY_TIMEOUT_MS", DEFAULT_BODY_TIMEOUT_MS, 1),
-    maxConnections: intSetting(config.env, "CHAINMAIL_MAX_CONNECTIONS", DEFAULT_MAX_CONNECTIONS, 1),
+    bodyLimitBytes: setting(config.env, "CHAINMAIL_BODY_LIMIT_BYTES"),
+    requestTimeoutMs: setting(config.env, "CHAINMAIL_REQUEST_TIMEOUT_MS"),
+    headersTimeoutMs: setting(config.env, "CHAINMAIL_HEADERS_TIMEOUT_MS"),
+    bodyTimeoutMs: setting(config.env, "CHAINMAIL_BODY_TIMEOUT_MS"),
+    maxConnections: setting(config.env, "CHAINMAIL_MAX_CONNECTIONS"),
   };
 }

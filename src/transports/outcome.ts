@@ -3,7 +3,7 @@
  * chainmail entries of messages that were not sent or may have been, `details.messages` and the batch `error`.
  */
 import { randomUUID } from "node:crypto";
-import { type ChainmailError, ErrorCode, type ErrorPayload, MessageErrorCode } from "../core/errors.js";
+import { ChainmailError, type ErrorPayload, MessageErrorCode } from "../core/errors.js";
 import type { RawResponse } from "../schemas/common.js";
 import type { ErrorEntry, MessageResult } from "../schemas/email.js";
 import type { MessageProblem } from "./message-rules.js";
@@ -97,24 +97,16 @@ export function batchError(
     const payload = failure.toPayload();
     return { ...payload, details: { ...payload.details, ...details, messages } };
   }
-  return {
-    error: `${partial.error} ${partial.hint}`,
-    details: {
-      code: ErrorCode.PARTIAL_FAILURE.code,
-      failure: failure.toPayload().details,
-      sent_messages: messages.sent.length,
-      ...details,
-      messages,
-    },
-  };
+  return new ChainmailError("PARTIAL_FAILURE", partial.error, {
+    hint: partial.hint,
+    details: { failure: failure.toPayload().details, sent_messages: messages.sent.length, ...details, messages },
+  }).toPayload();
 }
 
 /** The `error` of a send cancelled by the caller (abort signal) before every message was handed over. */
 export function cancelledError(messages: MessageStatuses, total: number): ErrorPayload {
-  return {
-    error: `Cancelled after sending ${messages.sent.length} of ${total} messages; the rest were not sent.`,
-    details: { code: ErrorCode.ABORTED.code, messages },
-  };
+  const cancelled = `Cancelled after sending ${messages.sent.length} of ${total} messages; the rest were not sent.`;
+  return new ChainmailError("ABORTED", cancelled, { details: { messages } }).toPayload();
 }
 
 const merelyNotSent = (result: MessageResult) =>

@@ -69,6 +69,18 @@ export async function openWatchStore(target: string): Promise<WatchStore> {
   return {
     where: db.target,
     lockWriter: (options) => db.lockWriter("watch", options),
+    ...rules(db),
+    ...taking(db),
+    ...reorgs(db),
+    ...journalling(db),
+    ...settling(db),
+    close: () => db.close(),
+  };
+}
+
+/** Each rule's start, fingerprint and read position (watch_rules). */
+function rules(db: Database): Pick<WatchStore, "ruleState" | "startRule"> {
+  return {
     async ruleState(rule) {
       const [row] = await db.query<RuleRow>("SELECT * FROM watch_rules WHERE rule = $1", [rule]);
       if (!row) return undefined;
@@ -89,6 +101,12 @@ export async function openWatchStore(target: string): Promise<WatchStore> {
         floor.date,
       ]);
     },
+  };
+}
+
+/** Records a rule took (watch_records): which keys it has, and new ones queued with the read position. */
+function taking(db: Database): Pick<WatchStore, "knownKeys" | "take"> {
+  return {
     async knownKeys(rule, keys) {
       const known = new Set<string>();
       // In slices: a statement's parameter count is bounded on both engines.
@@ -129,6 +147,12 @@ export async function openWatchStore(target: string): Promise<WatchStore> {
         );
       });
     },
+  };
+}
+
+/** The reorg check's reads and marks, and the queue of records waiting for an email. */
+function reorgs(db: Database): Pick<WatchStore, "recordsFrom" | "markReorged" | "queued"> {
+  return {
     async recordsFrom(rule, from, through) {
       const upTo = through === undefined ? "" : " AND block_number <= $3";
       const rows = await db.query<RecordRow>(
@@ -163,6 +187,12 @@ export async function openWatchStore(target: string): Promise<WatchStore> {
       );
       return rows.map(toStored);
     },
+  };
+}
+
+/** Email intents journalled before their send (watch_mail), read back by state, and reopened for a retry. */
+function journalling(db: Database): Pick<WatchStore, "journal" | "mails" | "markSending"> {
+  return {
     async journal(rule, intents) {
       await db.transaction(async (tx) => {
         const now = Date.now();
@@ -183,7 +213,7 @@ export async function openWatchStore(target: string): Promise<WatchStore> {
             const slice = keys.slice(i, i + 500);
             await tx.run(
               `UPDATE watch_records SET state = 'claimed', custom_id = $1
-               WHERE rule = $2 AND state = 'queued' AND key IN (${list(3, slice.length)})`,
+             WHERE rule = $2 AND state = 'queued' AND key IN (${list(3, slice.length)})`,
               [mail.customId, rule, ...slice],
             );
           }
@@ -208,6 +238,12 @@ export async function openWatchStore(target: string): Promise<WatchStore> {
         }
       });
     },
+  };
+}
+
+/** Each send's outcome written back, and the explicit decision to send again. */
+function settling(db: Database): Pick<WatchStore, "settle" | "resend"> {
+  return {
     async settle(results) {
       await db.transaction(async (tx) => {
         const now = Date.now();
@@ -224,8 +260,8 @@ export async function openWatchStore(target: string): Promise<WatchStore> {
           // The rule's cursor: the newest record whose email went out.
           await tx.run(
             `UPDATE watch_rules SET last_mailed = (
-               SELECT key FROM watch_records WHERE custom_id = $1 ORDER BY seq DESC LIMIT 1)
-             WHERE rule = (SELECT rule FROM watch_mail WHERE custom_id = $1)`,
+             SELECT key FROM watch_records WHERE custom_id = $1 ORDER BY seq DESC LIMIT 1)
+           WHERE rule = (SELECT rule FROM watch_mail WHERE custom_id = $1)`,
             [r.customId],
           );
         }
@@ -244,6 +280,5 @@ export async function openWatchStore(target: string): Promise<WatchStore> {
         return was;
       });
     },
-    close: () => db.close(),
   };
 }

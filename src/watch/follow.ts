@@ -14,6 +14,7 @@
  */
 import { setTimeout as sleep } from "node:timers/promises";
 import type { Config } from "../core/config.js";
+import { ChainmailError } from "../core/errors.js";
 import { retryAfterMs } from "../core/http.js";
 import { stringifyJson } from "../core/json.js";
 import { type AnyNode, runNode } from "../core/node.js";
@@ -207,9 +208,15 @@ export interface ReadBatch {
  * The source's pages changed between the two passes of a long read (a reorg, or new records on an upstream whose
  * continuations count rows): what was taken so far stands, and the next poll reads on from there.
  */
-export class PagesMoved extends Error {
+export class PagesMoved extends ChainmailError {
   constructor() {
-    super("the records moved while a long read was taking them; the next poll reads on from there");
+    super(
+      "INVALID_CONTINUATION",
+      "the records moved while a long read was taking them; the next poll reads on from there",
+      {
+        details: { pages_moved: true },
+      },
+    );
   }
 }
 

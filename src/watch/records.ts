@@ -6,7 +6,7 @@
 import { nftOf, partiesOf } from "../activity/records.js";
 import type { TransactionRecord } from "../schemas/transactions.js";
 import { MAINNET_ETH_TOKENS } from "../sources/index/decode.js";
-import type { Rule } from "./config.js";
+import type { Rule } from "./config-schema.js";
 
 type Loose = Record<string, any>;
 

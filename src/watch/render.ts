@@ -7,7 +7,7 @@ import type { Violation } from "../core/errors.js";
 import type { EmailMessage } from "../schemas/email.js";
 import type { TransactionRecord } from "../schemas/transactions.js";
 import { substituteVariables } from "../transports/mime/template.js";
-import type { Rule, WatchRule } from "./config.js";
+import type { Rule, WatchRule } from "./config-schema.js";
 import { positionOf, RECORD_VARIABLES, recordVariables } from "./records.js";
 
 type Mail = WatchRule["mail"];

@@ -3,6 +3,7 @@ import type { Command } from "commander";
 import { ChainmailError } from "../../core/errors.js";
 import { parseJson, stringifyJson } from "../../core/json.js";
 import type { Logger } from "../../core/node.js";
+import type { WatchSummary } from "../../watch/watch.js";
 import { EXIT, printJson, readTextFile, required, UsageError, write } from "../io.js";
 
 /** A watch file is a few rules: anything larger is a mistake (or hostile) and is not read. */
@@ -38,6 +39,61 @@ async function failed(err: unknown): Promise<void> {
   process.exitCode = EXIT.ERROR;
 }
 
+/** `chainmail watch`: polls until a signal (or once), or prints the dry run's emails. */
+async function runWatch(options: { config?: string; dryRun?: boolean; once?: boolean }): Promise<void> {
+  const configPath = requireConfig(options);
+  const config = await readConfig(configPath);
+  const { previewWatch, watch } = await import("../../watch/watch.js");
+  const controller = new AbortController();
+  const stopOnSignals = onSignals(controller);
+  try {
+    if (options.dryRun) {
+      for (const email of await previewWatch({ config, signal: controller.signal })) {
+        await write(`${stringifyJson(email)}\n`);
+      }
+      process.exitCode = EXIT.OK;
+      return;
+    }
+    const summary = await watch({
+      config,
+      signal: controller.signal,
+      logger: jsonLogger(),
+      ...(options.once ? { once: true } : {}),
+    });
+    process.exitCode = reportSummary(summary, configPath);
+  } catch (err) {
+    // The nodes' error shape: `{ "error": { error, details } }` on stdout, the sentence on stderr.
+    await failed(err);
+  } finally {
+    stopOnSignals();
+    await (await import("../../sources/index.js")).closeNftSources();
+  }
+}
+
+/** First signal: finish the poll in hand (its sends are settled) and stop. A second: stop at once. */
+function onSignals(controller: AbortController): () => void {
+  let signals = 0;
+  const onSignal = () => {
+    if (++signals > 1) process.exit(130);
+    controller.abort();
+  };
+  process.on("SIGINT", onSignal).on("SIGTERM", onSignal).on("SIGHUP", onSignal);
+  return () => process.off("SIGINT", onSignal).off("SIGTERM", onSignal).off("SIGHUP", onSignal);
+}
+
+/** Says how the run went on stderr; its exit status. */
+function reportSummary(summary: WatchSummary, configPath: string): number {
+  process.stderr.write(
+    `chainmail watch: stopped after ${summary.polls} polls: ${summary.sent} sent, ${summary.failed} failed, ${summary.unknown} delivery unknown, ${summary.retrying} waiting to be sent again\n`,
+  );
+  // Emails that did not go out in this run are a failure of the run, whatever else went well.
+  if (summary.failed + summary.unknown + summary.retrying === 0) return EXIT.OK;
+  process.stderr.write(
+    `chainmail watch: not every email went out; list them with: chainmail watch status --config ${configPath}\n`,
+  );
+  return EXIT.ERROR;
+}
+
 export function registerWatch(program: Command): void {
   const watchCommand = program
     .command("watch")
@@ -47,51 +103,7 @@ export function registerWatch(program: Command): void {
     .option(...CONFIG_FLAG)
     .option("--dry-run", "print the emails the next poll would send (JSON lines); write and send nothing")
     .option("--once", "poll once, send, and stop")
-    .action(async (options: { config?: string; dryRun?: boolean; once?: boolean }) => {
-      const configPath = requireConfig(options);
-      const config = await readConfig(configPath);
-      const { previewWatch, watch } = await import("../../watch/watch.js");
-      const controller = new AbortController();
-      let signals = 0;
-      const onSignal = () => {
-        // First signal: finish the poll in hand (its sends are settled) and stop. A second: stop at once.
-        if (++signals > 1) process.exit(130);
-        controller.abort();
-      };
-      process.on("SIGINT", onSignal).on("SIGTERM", onSignal).on("SIGHUP", onSignal);
-      try {
-        if (options.dryRun) {
-          for (const email of await previewWatch({ config, signal: controller.signal })) {
-            await write(`${stringifyJson(email)}\n`);
-          }
-        } else {
-          const summary = await watch({
-            config,
-            signal: controller.signal,
-            logger: jsonLogger(),
-            ...(options.once ? { once: true } : {}),
-          });
-          process.stderr.write(
-            `chainmail watch: stopped after ${summary.polls} polls: ${summary.sent} sent, ${summary.failed} failed, ${summary.unknown} delivery unknown, ${summary.retrying} waiting to be sent again\n`,
-          );
-          // Emails that did not go out in this run are a failure of the run, whatever else went well.
-          if (summary.failed + summary.unknown + summary.retrying > 0) {
-            process.stderr.write(
-              `chainmail watch: not every email went out; list them with: chainmail watch status --config ${configPath}\n`,
-            );
-            process.exitCode = EXIT.ERROR;
-            return;
-          }
-        }
-        process.exitCode = EXIT.OK;
-      } catch (err) {
-        // The nodes' error shape: `{ "error": { error, details } }` on stdout, the sentence on stderr.
-        await failed(err);
-      } finally {
-        process.off("SIGINT", onSignal).off("SIGTERM", onSignal).off("SIGHUP", onSignal);
-        await (await import("../../sources/index.js")).closeNftSources();
-      }
-    });
+    .action(runWatch);
 
   watchCommand
     .command("status")

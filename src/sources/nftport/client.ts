@@ -84,6 +84,67 @@ function interpret(response: RawResponse, attempts: number): RetrieverOutcome {
   }
 
   const envelope = (body && typeof body === "object" ? body : {}) as NokEnvelope;
+  if (status === 404 && envelope.error?.code === "not_found") {
+    // NFTPort's way of saying "no transactions match": an empty history, not a failure.
+    return { data: { response: "OK", transactions: [], continuation: "" }, response };
+  }
+  return fail(response, failureOf(response, envelope, attempts, parseError));
+}
+
+/** The error of a non-2xx answer: NFTPort's own error envelope, or a page that is not one. */
+function failureOf(
+  response: RawResponse,
+  envelope: NokEnvelope,
+  attempts: number,
+  parseError?: string,
+): ChainmailError {
+  const status = response.status;
+  const { upstreamCode, details, said } = whatNftPortSaid(envelope, status, attempts);
+  // Not NFTPort's JSON error envelope: a proxy page, an empty body, a wrong base URL.
+  if (!upstreamCode && status !== 429) return withoutEnvelope(response, details, attempts, parseError);
+  if (status === 401 || status === 403) {
+    return new ChainmailError("UPSTREAM_AUTH", `NFTPort refused the API key${said}.`, {
+      hint: authHint(upstreamCode),
+      details: { ...details, field: "params.api_key" },
+    });
+  }
+  if (status === 429) {
+    const retryAfter = response.headers["retry-after"];
+    return new ChainmailError(
+      "UPSTREAM_RATE_LIMITED",
+      `NFTPort rate limit hit${said}; gave up after ${attempts} attempt(s).`,
+      {
+        hint: "Slow down, raise NFTPORT_MAX_RETRIES / CHAINMAIL_RETRY_BUDGET_MS, or upgrade the NFTPort plan.",
+        details: { ...details, ...(retryAfter ? { retry_after: retryAfter } : {}) },
+      },
+    );
+  }
+  if (status >= 500) {
+    return new ChainmailError("UPSTREAM_SERVER_ERROR", `NFTPort failed${said} after ${attempts} attempt(s).`, {
+      hint: "The service is having trouble; try again later.",
+      details,
+    });
+  }
+  if (upstreamCode === "invalid_continuation_string") {
+    return new ChainmailError("INVALID_CONTINUATION", `NFTPort does not accept this continuation${said}.`, {
+      hint: "Pass query.continuation exactly as a previous page of the same query returned it.",
+      details: { ...details, field: "query.continuation" },
+    });
+  }
+  if (status === 404) {
+    return new ChainmailError("UPSTREAM_NOT_FOUND", `NFTPort has no such resource${said}.`, {
+      hint: "Check the contract address and token id.",
+      details,
+    });
+  }
+  return new ChainmailError("UPSTREAM_REJECTED", `NFTPort rejected the request${said}.`, {
+    hint: fieldHint(upstreamCode),
+    details,
+  });
+}
+
+/** The fields every failure carries, and how a message quotes NFTPort's own code and message. */
+function whatNftPortSaid(envelope: NokEnvelope, status: number, attempts: number) {
   const upstreamCode = envelope.error?.code;
   const upstreamMessage = envelope.error?.message;
   const details = {
@@ -94,92 +155,33 @@ function interpret(response: RawResponse, attempts: number): RetrieverOutcome {
     attempts,
   };
   const said = upstreamCode ? ` (${status} ${upstreamCode}: ${upstreamMessage ?? "no message"})` : ` (HTTP ${status})`;
+  return { upstreamCode, details, said };
+}
 
-  if (status === 404 && upstreamCode === "not_found") {
-    // NFTPort's way of saying "no transactions match": an empty history, not a failure.
-    return { data: { response: "OK", transactions: [], continuation: "" }, response };
-  }
-  if (!upstreamCode && status !== 429) {
-    // Not NFTPort's JSON error envelope: a proxy page, an empty body, a wrong base URL.
-    if (status >= 500) {
-      const body = response.body === "" ? "an empty body" : excerpt(response);
-      return fail(
-        response,
-        new ChainmailError(
-          "UPSTREAM_SERVER_ERROR",
-          `NFTPort failed (HTTP ${status}, ${body}) after ${attempts} attempt(s).`,
-          {
-            hint: "NFTPort or a proxy in between is having trouble; try again later.",
-            details: { ...details, content_type: contentType(response) },
-          },
-        ),
-      );
-    }
-    return fail(response, badResponse(response, parseError, attempts));
-  }
-  if (status === 401 || status === 403) {
-    const hint =
-      upstreamCode === "authorization_missing" || upstreamCode === "invalid_api_key"
-        ? "Check params.api_key: NFTPort expects the key itself (a UUID), without any prefix."
-        : upstreamCode === "account_suspended"
-          ? "The NFTPort account is suspended; contact NFTPort."
-          : "Check params.api_key: NFTPort does not know this key.";
-    return fail(
-      response,
-      new ChainmailError("UPSTREAM_AUTH", `NFTPort refused the API key${said}.`, {
-        hint,
-        details: { ...details, field: "params.api_key" },
-      }),
-    );
-  }
-  if (status === 429) {
-    const retryAfter = response.headers["retry-after"];
-    return fail(
-      response,
-      new ChainmailError(
-        "UPSTREAM_RATE_LIMITED",
-        `NFTPort rate limit hit${said}; gave up after ${attempts} attempt(s).`,
-        {
-          hint: "Slow down, raise NFTPORT_MAX_RETRIES / CHAINMAIL_RETRY_BUDGET_MS, or upgrade the NFTPort plan.",
-          details: { ...details, ...(retryAfter ? { retry_after: retryAfter } : {}) },
-        },
-      ),
-    );
-  }
-  if (status >= 500) {
-    return fail(
-      response,
-      new ChainmailError("UPSTREAM_SERVER_ERROR", `NFTPort failed${said} after ${attempts} attempt(s).`, {
-        hint: "The service is having trouble; try again later.",
-        details,
-      }),
-    );
-  }
-  if (upstreamCode === "invalid_continuation_string") {
-    return fail(
-      response,
-      new ChainmailError("INVALID_CONTINUATION", `NFTPort does not accept this continuation${said}.`, {
-        hint: "Pass query.continuation exactly as a previous page of the same query returned it.",
-        details: { ...details, field: "query.continuation" },
-      }),
-    );
-  }
-  if (status === 404) {
-    return fail(
-      response,
-      new ChainmailError("UPSTREAM_NOT_FOUND", `NFTPort has no such resource${said}.`, {
-        hint: "Check the contract address and token id.",
-        details,
-      }),
-    );
-  }
-  return fail(
-    response,
-    new ChainmailError("UPSTREAM_REJECTED", `NFTPort rejected the request${said}.`, {
-      hint: fieldHint(upstreamCode),
-      details,
-    }),
+/** A failure whose body is not NFTPort's JSON error envelope: a proxy page, an empty body, a wrong base URL. */
+function withoutEnvelope(
+  response: RawResponse,
+  details: Record<string, unknown>,
+  attempts: number,
+  parseError: string | undefined,
+): ChainmailError {
+  if (response.status < 500) return badResponse(response, parseError, attempts);
+  const body = response.body === "" ? "an empty body" : excerpt(response);
+  return new ChainmailError(
+    "UPSTREAM_SERVER_ERROR",
+    `NFTPort failed (HTTP ${response.status}, ${body}) after ${attempts} attempt(s).`,
+    {
+      hint: "NFTPort or a proxy in between is having trouble; try again later.",
+      details: { ...details, content_type: contentType(response) },
+    },
   );
+}
+
+function authHint(code: string | undefined): string {
+  if (code === "authorization_missing" || code === "invalid_api_key")
+    return "Check params.api_key: NFTPort expects the key itself (a UUID), without any prefix.";
+  if (code === "account_suspended") return "The NFTPort account is suspended; contact NFTPort.";
+  return "Check params.api_key: NFTPort does not know this key.";
 }
 
 function fieldHint(code: string | undefined): string {

@@ -67,12 +67,17 @@ export interface SendResult {
 }
 
 /** A failed send: `dataStarted` is true once the server had accepted DATA (the message may have been delivered). */
-export class SendFailure extends Error {
+export class SendFailure extends ChainmailError {
   constructor(
     readonly smtp: SmtpError,
     readonly dataStarted: boolean,
   ) {
-    super(smtp.message);
+    // A 4xx/5xx reply is the server refusing; anything else is the session failing. transport.ts words it for the caller.
+    const refused = (smtp.responseCode ?? 0) >= 400 && (smtp.responseCode ?? 0) < 600;
+    super(refused ? "UPSTREAM_REJECTED" : "UPSTREAM_UNREACHABLE", smtp.message, {
+      cause: smtp,
+      details: { data_started: dataStarted, ...(smtp.responseCode ? { status: smtp.responseCode } : {}) },
+    });
   }
 }
 

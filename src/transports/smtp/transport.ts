@@ -6,6 +6,7 @@
  * `partial_failure` error. No message is ever sent twice: nothing is retried once its DATA may have started.
  */
 import type { Config } from "../../core/config.js";
+import { setting } from "../../core/env.js";
 import { ChainmailError, type ErrorCodeName, MessageErrorCode } from "../../core/errors.js";
 import { scrub } from "../../core/http.js";
 import type { RawResponse } from "../../schemas/common.js";
@@ -43,9 +44,7 @@ function secretsOf(auth: { user: string; pass: string } | undefined): string[] {
 }
 
 function timeoutOf(config: Config): number {
-  const raw = config.env.SMTP_TIMEOUT_MS || config.env.CHAINMAIL_TIMEOUT_MS;
-  const value = raw ? Number(raw) : 30_000;
-  return Number.isInteger(value) && value > 0 ? value : 30_000;
+  return setting(config.env, "SMTP_TIMEOUT_MS") ?? setting(config.env, "CHAINMAIL_TIMEOUT_MS");
 }
 
 const replyCode = (reply: string | undefined) => Number(/^\d{3}/.exec(reply ?? "")?.[0] ?? 0);

@@ -1,0 +1,100 @@
+/**
+ * `POST /nodes/<node-id>`: every node of the registry served generically through `runNode` (validation lives in
+ * the node), behind the bearer check and within CHAINMAIL_REQUEST_TIMEOUT_MS; `POST /nodes/<unknown>` answers
+ * which nodes exist.
+ */
+import type { FastifyInstance, FastifyReply, FastifyRequest } from "fastify";
+import type { Config } from "../core/config.js";
+import { ChainmailError, httpStatusOf } from "../core/errors.js";
+import { type AnyNode, type GenericOutput, runNode } from "../core/node.js";
+import { bearerChecker } from "./auth.js";
+import { bigintForm, inForm } from "./integers.js";
+import type { ServiceMetrics } from "./metrics.js";
+import { sendError, sendJson } from "./replies.js";
+import type { ServerSettings } from "./settings.js";
+
+/** Time the node gets to report a cancelled run itself before the service answers 504 on its own. */
+const ABORT_GRACE_MS = 1_000;
+
+/** 200 when only the success port fired; otherwise the status of the error code, even beside partial results. */
+export function statusOf(node: AnyNode, output: GenericOutput): number {
+  if (output.error) return httpStatusOf(output.error.details?.code);
+  return node.successPort in output ? 200 : 500;
+}
+
+interface NodeRoutes {
+  config: Config;
+  settings: ServerSettings;
+  metrics: ServiceMetrics;
+  nodes: Readonly<Record<string, AnyNode>>;
+}
+
+export function registerNodeRoutes(app: FastifyInstance, { config, settings, metrics, nodes }: NodeRoutes): void {
+  const checkBearer = bearerChecker(settings.tokens);
+  // Runs before the body is read: an unauthenticated caller cannot make the service parse a large body.
+  const requireToken = async (request: FastifyRequest, reply: FastifyReply) => {
+    const refusal = checkBearer(request.headers.authorization);
+    if (refusal) return sendError(reply, refusal);
+  };
+
+  const runOne = async (node: AnyNode, request: FastifyRequest, reply: FastifyReply) => {
+    const asked = bigintForm(request.query);
+    if ("error" in asked) return sendJson(reply, 400, { error: asked.error });
+    const output = await runWithin(settings.requestTimeoutMs, node, (signal) =>
+      runNode(node, request.body, {
+        config,
+        logger: request.log,
+        signal,
+        onUpstreamAttempt: metrics.observeAttempt,
+      }),
+    );
+    return sendJson(reply, statusOf(node, output), inForm(output, asked.form));
+  };
+
+  for (const node of Object.values(nodes)) {
+    app.post(`/nodes/${node.id}`, { config: { node: node.id }, onRequest: requireToken }, (request, reply) =>
+      runOne(node, request, reply),
+    );
+  }
+  // Answered before the body is read, so the caller learns which nodes exist whatever it sent.
+  const unknownNode = async (request: FastifyRequest, reply: FastifyReply) => {
+    const { id } = request.params as { id: string };
+    const known = Object.keys(nodes);
+    const unknown = new ChainmailError("UNKNOWN_NODE", `Unknown node "${id}". Nodes: ${known.join(", ")}.`, {
+      details: { nodes: known },
+    });
+    return sendError(reply, unknown);
+  };
+  app.post("/nodes/:id", { onRequest: [requireToken, unknownNode] }, () => {
+    throw new Error("unreachable: unknownNode answers first");
+  });
+}
+
+/**
+ * Runs a node, cancelling it at `timeoutMs`; a run that reports its cancellation, or does not finish within a grace
+ * time after it, ends as `request_timeout` (beside whatever else it output).
+ */
+async function runWithin(
+  timeoutMs: number,
+  node: AnyNode,
+  run: (signal: AbortSignal) => Promise<unknown>,
+): Promise<GenericOutput> {
+  const controller = new AbortController();
+  let hardStop: NodeJS.Timeout | undefined;
+  const timer = setTimeout(() => controller.abort(), timeoutMs);
+  const deadline = new Promise<undefined>((resolve) => {
+    hardStop = setTimeout(() => resolve(undefined), timeoutMs + ABORT_GRACE_MS);
+  });
+  try {
+    const output = await Promise.race([run(controller.signal) as Promise<GenericOutput>, deadline]);
+    if (output && !(controller.signal.aborted && output.error?.details.code === "aborted")) return output;
+    const timeout = new ChainmailError("REQUEST_TIMEOUT", `${node.id} did not finish within ${timeoutMs} ms.`, {
+      hint: "Try again later, ask for a smaller page or batch, or ask the operator to raise CHAINMAIL_REQUEST_TIMEOUT_MS.",
+      details: { timeout_ms: timeoutMs },
+    });
+    return { ...(output ?? {}), error: timeout.toPayload() };
+  } finally {
+    clearTimeout(timer);
+    clearTimeout(hardStop);
+  }
+}

@@ -1,0 +1,386 @@
+/**
+ * One watch's run between polls: each `tick` polls every rule, takes its new records into the journal, claims
+ * email intents and sends them. A dry run (`previewWatch`) is this same run over a store that keeps its writes in
+ * memory (dry-store.ts) and a `deliver` that only collects the emails.
+ */
+import { createHash } from "node:crypto";
+import { channel } from "node:diagnostics_channel";
+import { ChainmailError } from "../core/errors.js";
+import type { Logger } from "../core/node.js";
+import type { EmailMessage, MessageResult } from "../schemas/email.js";
+import type { Rule, WatchConfig } from "./config.js";
+import {
+  type FollowContext,
+  findFloor,
+  fingerprintOf,
+  holdOffMs,
+  horizonOf,
+  isAfter,
+  PagesMoved,
+  type ReadBatch,
+  readBatches,
+} from "./follow.js";
+import { ETH_TOKENS, type Position, positionOf, recordKeys, ruleWants } from "./records.js";
+import { digestMessage, eachMessage } from "./render.js";
+import { resolveMails, type SendContext, sendMails } from "./send.js";
+import type { Mail, MailResult, RuleState, WatchStore } from "./store.js";
+
+/** A digest carries at most this many records; more wait for the next one. */
+const DIGEST_MAX_RECORDS = 500;
+
+/** Emails journalled and sent per email-send run; a longer queue (a catch-up) goes out in several. */
+export const SEND_BATCH = 100;
+
+/**
+ * `node:diagnostics_channel` channels around each send, for instrumentation in the watch's process (published only
+ * when subscribed): `journalled` with `{ mails: [{ customId, rule }] }` once the intents are durable and before
+ * `email-send` runs; `sent` with `{ results: [{ customId, state }] }` once it returned and before the results are
+ * written. A crash between the two is what the journal resolves on restart.
+ */
+const WATCH_CHANNELS = {
+  journalled: channel("chainmail:watch:journalled"),
+  sent: channel("chainmail:watch:sent"),
+} as const;
+
+/** The CustomID of a rule's email: the rule and what it carries, so the same intent always has the same id. */
+export function customIdOf(rule: string, keys: readonly string[]): string {
+  if (keys.length === 1) return `cw.${rule}.${keys[0]}`;
+  return `cw.${rule}.d${createHash("sha256").update(keys.join(",")).digest("hex").slice(0, 24)}`;
+}
+
+export interface WatchSummary {
+  polls: number;
+  /** Emails by final state over this run. */
+  sent: number;
+  failed: number;
+  unknown: number;
+  /** Emails surely not sent, waiting in the journal to be sent again by a later poll, when the run ended. */
+  retrying: number;
+}
+
+export interface RunContext {
+  follow: FollowContext;
+  send: SendContext;
+  logger: Logger;
+  /**
+   * A dry run: `deliver` takes the emails instead of `email-send`, a failing rule fails the run instead of waiting
+   * for the next poll, and a digest is shown whether or not it is due.
+   */
+  dryRun?: { deliver(mails: readonly Mail[]): MailResult[] };
+}
+
+/** One watch's state between polls: back-off after failures, counts. */
+export class WatchRun {
+  readonly summary: WatchSummary = { polls: 0, sent: 0, failed: 0, unknown: 0, retrying: 0 };
+  private readonly holdOff = new Map<string, number>();
+  /** Rules that cannot start yet (logged once). */
+  private readonly waiting = new Set<string>();
+  private sendFailures = 0;
+  private sendHoldOff = 0;
+
+  constructor(
+    private readonly watchConfig: WatchConfig,
+    private readonly store: WatchStore,
+    private readonly ctx: RunContext,
+  ) {}
+
+  async tick(): Promise<void> {
+    this.summary.polls++;
+    // Intents left open (a crash, a failed bookkeeping write) are resolved before anything new is sent.
+    await this.resolveOpen();
+    for (const rule of this.watchConfig.rules) {
+      if (this.ctx.follow.signal?.aborted) return;
+      if ((this.holdOff.get(rule.id) ?? 0) > Date.now()) continue;
+      try {
+        await this.poll(rule);
+      } catch (err) {
+        this.failed(rule, err);
+      }
+    }
+    await this.mailQueued();
+  }
+
+  private failed(rule: Rule, err: unknown): void {
+    // A store that fails, or a rule whose query changed under its id, is not something the next poll mends.
+    if (err instanceof ChainmailError && (err.code === "storage_error" || err.code === "invalid_input")) throw err;
+    if (this.ctx.dryRun) throw err;
+    const wait = holdOffMs(err);
+    if (wait !== undefined) {
+      this.ctx.follow.pacer?.pauseUntil(Date.now() + wait);
+      this.holdOff.set(rule.id, Date.now() + wait);
+    }
+    const error = err instanceof Error ? err.message : String(err);
+    this.ctx.logger.warn(
+      { rule: rule.id, code: (err as { code?: string }).code, error, ...(wait ? { retry_in_ms: wait } : {}) },
+      "reading the rule's records failed; it is tried again at the next poll",
+    );
+  }
+
+  private async resolveOpen(): Promise<void> {
+    const open = await this.store.mails(["pending"]);
+    if (!open.length) return;
+    let results: MailResult[];
+    try {
+      results = await resolveMails(open, this.ctx.send);
+    } catch (err) {
+      // They stay open (never resent); new intents are independent of them and go on.
+      this.ctx.logger.warn(
+        { error: err instanceof Error ? err.message : String(err), emails: open.length },
+        "could not look up emails left open by an earlier run; trying again at the next poll",
+      );
+      return;
+    }
+    await this.store.settle(results);
+    for (const r of results) this.count(r, "resolved");
+  }
+
+  /** The rule's saved state; a rule seen for the first time is started (undefined while it cannot start yet). */
+  private async startedState(rule: Rule): Promise<RuleState | undefined> {
+    const { follow, logger } = this.ctx;
+    const fingerprint = fingerprintOf(rule, follow);
+    const state = await this.store.ruleState(rule.id);
+    if (state && state.fingerprint !== fingerprint) {
+      throw new ChainmailError(
+        "INVALID_INPUT",
+        `Rule ${rule.id} now reads other records than when its state was saved (${state.fingerprint} → ${fingerprint}).`,
+        { hint: "Give a rule with a new query a new id.", details: { field: "rules.id", rule: rule.id } },
+      );
+    }
+    if (state) return state;
+    const floor = await findFloor(rule, follow);
+    if (!floor) {
+      if (!this.waiting.has(rule.id)) {
+        logger.warn(
+          { rule: rule.id },
+          "waiting to start the rule: the index has not seen the chain yet (run chainmail index)",
+        );
+      }
+      this.waiting.add(rule.id);
+      return undefined;
+    }
+    this.waiting.delete(rule.id);
+    await this.store.startRule(rule.id, fingerprint, floor);
+    logger.info({ rule: rule.id, after_block: floor.block ?? null, after_date: floor.date }, "rule started");
+    return this.store.ruleState(rule.id);
+  }
+
+  /** Reads the rule's new records and takes them into the journal, batch by batch, oldest first. */
+  private async poll(rule: Rule): Promise<void> {
+    const state = await this.startedState(rule);
+    if (!state) return;
+    const horizon = horizonOf(state.floor, state.read, this.ctx.follow.reorgDepth);
+    let from = horizon.block;
+    let read = state.read;
+    try {
+      for await (const batch of readBatches(rule, horizon, this.ctx.follow)) {
+        read = await this.take(rule, state.floor, read, batch, from);
+        if (batch.through !== undefined) from = batch.through + 1;
+        // Stopping between batches loses nothing: the next poll reads on from the last one taken.
+        if (this.ctx.follow.signal?.aborted) return;
+      }
+    } catch (err) {
+      if (!(err instanceof PagesMoved)) throw err;
+      this.ctx.logger.info({ rule: rule.id }, err.message);
+    }
+  }
+
+  /**
+   * Takes a batch's new records into the journal with the read position, after checking the blocks it covers
+   * (from `from` on) for reorgs: every record taken there must have been read again. Returns the read position.
+   */
+  private async take(
+    rule: Rule,
+    floor: Position,
+    read: Position | undefined,
+    batch: ReadBatch,
+    from: number,
+  ): Promise<Position | undefined> {
+    const { logger } = this.ctx;
+    const wanted = batch.records.filter((r) => isAfter(r, floor) && ruleWants(rule, r, ETH_TOKENS));
+    const keys = recordKeys(wanted);
+
+    await this.checkReorgs(rule, new Set(keys), from, batch.through);
+
+    const known = await this.store.knownKeys(rule.id, keys);
+    const fresh = wanted.map((record, i) => ({ record, key: keys[i]!, position: positionOf(record) }));
+    const taken = fresh.filter((r) => !known.has(r.key));
+    const newest = batch.records.reduce<Position | undefined>((at, r) => later(at, positionOf(r)), undefined);
+    const position = later(read, newest);
+    if (!taken.length && position === read) return read;
+    await this.store.take(
+      rule.id,
+      taken,
+      position ?? floor,
+      taken.length && rule.mode === "digest" ? Date.now() : undefined,
+    );
+    if (taken.length) logger.info({ rule: rule.id, records: taken.length }, "new records");
+    return position;
+  }
+
+  /**
+   * Marks the records taken in blocks `from` to `through` that this read no longer has (a reorg removed them) and
+   * clears the mark of removed ones that are back.
+   */
+  private async checkReorgs(rule: Rule, present: ReadonlySet<string>, from: number, through: number | undefined) {
+    const { logger } = this.ctx;
+    const window = await this.store.recordsFrom(rule.id, from, through);
+    const gone = window.filter((s) => !s.reorged && !present.has(s.key));
+    const back = window.filter((s) => s.reorged && present.has(s.key));
+    if (gone.length) {
+      await this.store.markReorged(
+        rule.id,
+        gone.map((s) => s.key),
+        true,
+      );
+      for (const s of gone) {
+        const mailed = s.state !== "queued";
+        logger.warn(
+          { rule: rule.id, key: s.key, block: s.position.block, state: s.state, custom_id: s.customId ?? null },
+          mailed
+            ? "a reorg removed a record that was already mailed; nothing more is sent for it"
+            : "a reorg removed a record before it was mailed; it will not be mailed",
+        );
+      }
+    }
+    if (back.length) {
+      await this.store.markReorged(
+        rule.id,
+        back.map((s) => s.key),
+        false,
+      );
+      for (const s of back) logger.info({ rule: rule.id, key: s.key }, "a record removed by a reorg is back");
+    }
+  }
+
+  /**
+   * Journals and sends what the rules have queued, at most SEND_BATCH new emails per email-send run (with the
+   * retries that are due), until nothing more is due. While sends fail (surely not sent), new records wait queued.
+   */
+  private async mailQueued(): Promise<void> {
+    let retries = Date.now() >= this.sendHoldOff ? await this.store.mails(["retry"], SEND_BATCH) : [];
+    for (;;) {
+      if (this.ctx.follow.signal?.aborted || Date.now() < this.sendHoldOff) return;
+      const journalled: Mail[] = [];
+      let more = false;
+      for (const rule of this.watchConfig.rules) {
+        const room = SEND_BATCH - journalled.length;
+        if (room <= 0) {
+          more = true;
+          break;
+        }
+        const claimed = await this.claim(rule, room);
+        journalled.push(...claimed.mails);
+        more ||= claimed.more;
+      }
+      if (!journalled.length && !retries.length) return;
+      await this.send(journalled, retries);
+      retries = [];
+      if (!more) return;
+    }
+  }
+
+  /**
+   * Turns the rule's oldest queued records into journalled email intents: one per record (at most `room`), or a due
+   * digest. `more`: records are left that may be due now.
+   */
+  private async claim(rule: Rule, room: number): Promise<{ mails: Mail[]; more: boolean }> {
+    let intents: { mail: Mail; keys: string[] }[];
+    let more: boolean;
+    if (rule.mode === "each") {
+      const queued = await this.store.queued(rule.id, room + 1);
+      more = queued.length > room;
+      intents = queued.slice(0, room).map((q) => {
+        const customId = customIdOf(rule.id, [q.key]);
+        return { mail: mailOf(rule, customId, eachMessage(rule, q.record, customId)), keys: [q.key] };
+      });
+    } else {
+      // Enough to see the record threshold, and one more to know whether a full digest leaves some over.
+      const queued = await this.store.queued(rule.id, Math.max(DIGEST_MAX_RECORDS, rule.digest?.records ?? 0) + 1);
+      if (!queued.length) return { mails: [], more: false };
+      const state = await this.store.ruleState(rule.id);
+      // No start on record (what a full digest left over, a record back after a reorg): it has waited long enough.
+      const since = state?.digestSince ?? 0;
+      const byCount = rule.digest?.records !== undefined && queued.length >= rule.digest.records;
+      const byTime = rule.digest?.minutes !== undefined && Date.now() - since >= rule.digest.minutes * 60_000;
+      if (!byCount && !byTime && !this.ctx.dryRun) return { mails: [], more: false };
+      const batch = queued.slice(0, DIGEST_MAX_RECORDS);
+      more = queued.length > batch.length;
+      const keys = batch.map((q) => q.key);
+      const customId = customIdOf(rule.id, keys);
+      const message = digestMessage(
+        rule,
+        batch.map((q) => q.record),
+        customId,
+      );
+      intents = [{ mail: mailOf(rule, customId, message), keys }];
+    }
+    if (intents.length) await this.store.journal(rule.id, intents);
+    return { mails: intents.map((i) => i.mail), more };
+  }
+
+  /** Sends new intents and the retries due in one email-send run, then settles them. */
+  private async send(journalled: readonly Mail[], retries: readonly Mail[]): Promise<void> {
+    if (retries.length) await this.store.markSending(retries.map((m) => m.customId));
+    const batch = [...journalled, ...retries];
+    if (WATCH_CHANNELS.journalled.hasSubscribers && !this.ctx.dryRun) {
+      WATCH_CHANNELS.journalled.publish({ mails: batch.map((m) => ({ customId: m.customId, rule: m.rule })) });
+    }
+    const results = this.ctx.dryRun ? this.ctx.dryRun.deliver(batch) : await sendMails(batch, this.ctx.send);
+    if (WATCH_CHANNELS.sent.hasSubscribers && !this.ctx.dryRun) {
+      WATCH_CHANNELS.sent.publish({ results: results.map((r) => ({ customId: r.customId, state: r.state })) });
+    }
+    await this.store.settle(results);
+    results.forEach((r, i) => {
+      this.count(r, "sent", batch[i]!.message.Subject);
+    });
+    const retry = results.filter((r) => r.state === "retry").length;
+    if (retry) {
+      this.sendFailures++;
+      // Surely-not-sent emails wait, doubling from one poll interval up to five minutes.
+      this.sendHoldOff = Date.now() + Math.min(300_000, this.watchConfig.pollMs * 2 ** (this.sendFailures - 1));
+    } else {
+      this.sendFailures = 0;
+    }
+  }
+
+  private count(result: MailResult, how: "sent" | "resolved", subject?: string): void {
+    const { logger } = this.ctx;
+    const fields = { custom_id: result.customId, state: result.state, ...(subject === undefined ? {} : { subject }) };
+    if (result.state === "sent") {
+      this.summary.sent++;
+      logger.info(fields, how === "sent" ? "mailed" : "an email left open by an earlier run had gone out");
+    } else if (result.state === "unknown") {
+      this.summary.unknown++;
+      logger.warn(
+        { ...fields, error: errorText(result.result) },
+        "delivery unknown: it may have been delivered, so it is not sent again; check the provider",
+      );
+    } else if (result.state === "failed") {
+      this.summary.failed++;
+      logger.error({ ...fields, error: errorText(result.result) }, "the email was refused and will not be sent");
+    } else {
+      logger.warn({ ...fields, error: errorText(result.result) }, "the email was not sent; it is sent again later");
+    }
+  }
+}
+
+function mailOf(rule: Rule, customId: string, message: EmailMessage): Mail {
+  return { customId, rule: rule.id, state: "pending", message, attempts: 1 };
+}
+
+export function errorText(result: MessageResult): string {
+  return result.Errors?.map((e) => `${e.ErrorCode}: ${e.ErrorMessage}`).join("; ") ?? "";
+}
+
+/**
+ * The later of two read positions, block and date each: a rule that mixes records with a block (on-chain) and
+ * without (bids and listings) keeps the newest of each, so that neither kind's horizon stays behind.
+ */
+function later(a: Position | undefined, b: Position | undefined): Position | undefined {
+  if (!a) return b;
+  if (!b) return a;
+  const block = a.block === undefined ? b.block : b.block === undefined ? a.block : Math.max(a.block, b.block);
+  // Dates are strings in one format: their order is the text's (Math.max would make numbers of them).
+  const date = [a.date, b.date].sort()[1]!;
+  return block === a.block && date === a.date ? a : { block, date };
+}
