@@ -19,6 +19,7 @@ import { nodes as registry } from "../nodes/index.js";
 import { bearerChecker } from "./auth.js";
 import { createMetrics, indexLag, type ServiceMetrics } from "./metrics.js";
 import { buildOpenApi } from "./openapi.js";
+import { stringifyOutput } from "./reply.js";
 import { loadServerSettings, type ServerSettings } from "./settings.js";
 
 /** Where structured logs go: `true` for JSON lines on stdout, or a level and a destination. */
@@ -304,7 +305,8 @@ export async function buildApp(options: AppOptions = {}): Promise<FastifyInstanc
         ).toPayload();
         output = { ...(output ?? {}), error: timeout };
       }
-      return sendJson(reply, statusOf(node, output), output);
+      // A port that came unchanged from an upstream's JSON is written as that text (reply.ts).
+      return reply.code(statusOf(node, output)).type("application/json; charset=utf-8").send(stringifyOutput(output));
     } finally {
       clearTimeout(timer);
       clearTimeout(hardStop);
