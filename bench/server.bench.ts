@@ -7,8 +7,8 @@
  *
  * Rounds are interleaved (the order rotates); req/s and p99 are medians, each ratio is the median of the rounds' own
  * ratios, with its range. A second `chainmail serve` of the same build runs as a contender of its own (A/A): the
- * ratio between the two is the noise of the machine. BENCH_SERVE_BASELINE=<dist/cli/main.js of another build>
- * adds that build as a fourth contender (before/after).
+ * ratio between the two is the noise of the machine. BENCH_SERVE_OTHERS=name=<dist/cli/main.js of another
+ * build>,… adds those builds as contenders too (before/after).
  */
 import { type ChildProcess, spawn } from "node:child_process";
 import { once } from "node:events";
@@ -128,8 +128,9 @@ export default async function serverBench(): Promise<void> {
     servers.chainmail = await serve(MAIN, "chainmail.log");
     servers["chainmail (A/A)"] = await serve(MAIN, "chainmail-aa.log");
     servers.peer = await startProcess([PEER, upstream.url], {}, join(dir, "peer.log"));
-    if (process.env.BENCH_SERVE_BASELINE) {
-      servers.baseline = await serve(process.env.BENCH_SERVE_BASELINE, "baseline.log");
+    for (const other of (process.env.BENCH_SERVE_OTHERS ?? "").split(",").filter(Boolean)) {
+      const [name, main] = other.includes("=") ? other.split("=") : ["baseline", other];
+      servers[name!] = await serve(main!, `${name}.log`);
     }
     await sameRecords(servers);
     for (const server of Object.values(servers)) {
@@ -156,7 +157,9 @@ export default async function serverBench(): Promise<void> {
       console.log(
         `  ${name.padEnd(16)} ${median(figures.map((f) => f.rps))
           .toFixed(0)
-          .padStart(6)} req/s   p50 ${median(figures.map((f) => f.p50))} ms   p99 ${median(figures.map((f) => f.p99))} ms` +
+          .padStart(
+            6,
+          )} req/s   p50 ${median(figures.map((f) => f.p50))} ms   p99 ${median(figures.map((f) => f.p99))} ms` +
           `   CPU ${median(figures.map((f) => f.cpuUs)).toFixed(0)} µs/req` +
           (name === "peer"
             ? ""
