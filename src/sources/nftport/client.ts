@@ -10,8 +10,8 @@
 import { ChainmailError } from "../../core/errors.js";
 import { httpRequest, retryReads } from "../../core/http.js";
 import { parseJson, toDecimal } from "../../core/json.js";
-import { vouchRawJson } from "../../core/raw-json.js";
 import type { RunContext } from "../../core/node.js";
+import { vouchRawJson } from "../../core/raw-json.js";
 import type { RawResponse } from "../../schemas/common.js";
 import type { NftParams, RetrieverResult } from "../../schemas/transactions.js";
 import type { NftSource, RetrieverOutcome } from "../types.js";
