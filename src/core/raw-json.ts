@@ -5,7 +5,8 @@
  * Only the code that parsed the text may vouch for it, and only when the value is the text's whole meaning: the
  * same keys and values (the text may differ in key order, spacing or how a number is written, never in what it
  * parses to). Integers beyond 2^53 are written in the text as they came, which is what serialising their bigints
- * gives. Kept in a WeakMap, so the text lives as long as the value does and nothing else can see or change it.
+ * gives. A key the text repeats stays repeated in it: a reader keeps the last one, as `JSON.parse` did for the value.
+ * Kept in a WeakMap, so the text lives as long as the value does and nothing else can see or change it.
  */
 const texts = new WeakMap<object, string>();
 
