@@ -16,6 +16,7 @@ import { closeSync, mkdtempSync, openSync, readFileSync, rmSync } from "node:fs"
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { createInterface } from "node:readline";
+import { pathToFileURL } from "node:url";
 import autocannon from "autocannon";
 import { VALID_KEY } from "../test/upstreams/nftport.js";
 import { interleaved, loadAverage, median, startUpstream } from "./measure.js";
@@ -116,6 +117,49 @@ async function sameRecords(servers: Record<string, Server>): Promise<void> {
   if (pages.some((p) => p !== pages[0])) throw new Error("the servers answered different records");
 }
 
+/**
+ * The reply's serialisation alone, in this process, which the machine's load sways far less: the node's output
+ * for the real page written by `stringifyOutput` (the page spliced as NFTPort's text) and by `stringifyJson`
+ * (what the service did before), next to the peer's `JSON.stringify` of its own answer. µs per reply, medians of
+ * interleaved rounds of 200.
+ */
+async function serialisation(upstreamUrl: string): Promise<void> {
+  const dist = (path: string) => pathToFileURL(join(import.meta.dirname, "..", "dist", path)).href;
+  const lib: typeof import("../src/index.js") = await import(dist("index.js"));
+  const { stringifyOutput }: typeof import("../src/server/reply.js") = await import(dist("server/reply.js"));
+  const output = await lib.runNode(lib.nftTransactionsByToken, JSON.parse(BODY), {
+    config: lib.loadConfig({ NFTPORT_BASE_URL: upstreamUrl }),
+  });
+  const body = (output.response as { body: string }).body;
+  const page = JSON.parse(body);
+  const peerAnswer = {
+    data: { response: page.response, transactions: page.transactions, continuation: page.continuation ?? "" },
+    response: output.response,
+  };
+  const perCall = (write: () => string) => () => {
+    const start = process.hrtime.bigint();
+    for (let i = 0; i < 200; i++) write();
+    return Number(process.hrtime.bigint() - start) / 200 / 1000;
+  };
+  const contenders = {
+    stringifyOutput: perCall(() => stringifyOutput(output)),
+    stringifyJson: perCall(() => lib.stringifyJson(output)),
+    peer: perCall(() => JSON.stringify(peerAnswer)),
+  };
+  for (const run of Object.values(contenders)) run(); // warm-up
+  const runs = await interleaved(15, {
+    stringifyOutput: async () => contenders.stringifyOutput(),
+    stringifyJson: async () => contenders.stringifyJson(),
+    peer: async () => contenders.peer(),
+  });
+  const us = (name: keyof typeof runs) => median(runs[name]).toFixed(0);
+  console.log(
+    `  the reply's serialisation, µs (15 interleaved rounds of 200): spliced ${us("stringifyOutput")}, ` +
+      `serialised whole ${us("stringifyJson")} (spliced of it: ${median(runs.stringifyOutput.map((x, i) => x / runs.stringifyJson[i]!)).toFixed(2)}×), ` +
+      `the peer's JSON.stringify ${us("peer")}`,
+  );
+}
+
 const range = (values: number[]) => `${Math.min(...values).toFixed(2)}–${Math.max(...values).toFixed(2)}`;
 
 export default async function serverBench(): Promise<void> {
@@ -173,6 +217,7 @@ export default async function serverBench(): Promise<void> {
       `  A/A (same build twice): req/s ${median(aa).toFixed(2)}× (rounds ${range(aa)}), CPU/req ${median(aaCpu).toFixed(2)}× (${range(aaCpu)})`,
     );
     console.log("  goal: req/s ≥ 1.10× the peer's, p99 ≤ the peer's");
+    await serialisation(upstream.url);
   } finally {
     for (const server of Object.values(servers)) await server.close();
     await upstream.close();
