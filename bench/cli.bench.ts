@@ -121,13 +121,18 @@ export default async function bench(): Promise<void> {
 
     const start = await interleaved(ROUNDS * 2, {
       bare: () => runProcess([node, "-e", "0"]),
+      // The same again: how far two runs of one command differ on this machine at this moment (A/A).
+      bareAgain: () => runProcess([node, "-e", "0"]),
       version: () => runProcess([node, MAIN, "--version"]),
       nodes: () => runProcess([node, MAIN, "nodes"]),
       run: () => runProcess([node, MAIN, ...onePage], { env }),
     });
-    console.log(`start-up, median of ${ROUNDS * 2} interleaved rounds (load ${await loadAverage()}):`);
+    console.log(
+      `start-up, median of ${ROUNDS * 2} interleaved rounds, ratios the medians of the rounds' own (load ${await loadAverage()}):`,
+    );
     for (const [name, label] of [
       ["bare", "node -e 0"],
+      ["bareAgain", "node -e 0 again (A/A)"],
       ["version", "chainmail --version"],
       ["nodes", "chainmail nodes"],
       ["run", "chainmail run (one real page)"],
@@ -137,7 +142,16 @@ export default async function bench(): Promise<void> {
         `  ${label.padEnd(30)} ${(ms(runs) / 1000).toFixed(3)} s, ${rss(runs).toFixed(0)} MiB peak RSS` +
           (name === "bare"
             ? ""
-            : `   ${ratio(ms(runs), ms(start.bare))} of node -e 0 (rounds ${range(runs.map((r, i) => r.ms / start.bare[i]!.ms))})`),
+            : `   ${pairedRatio(
+                runs.map((r) => r.ms),
+                start.bare.map((r) => r.ms),
+              ).toFixed(2)}× of node -e 0 ` +
+              `(rounds ${range(runs.map((r, i) => r.ms / start.bare[i]!.ms))}), CPU time ` +
+              `${pairedRatio(
+                runs.map((r) => r.cpuMs),
+                start.bare.map((r) => r.cpuMs),
+              ).toFixed(2)}× ` +
+              `(${range(runs.map((r, i) => r.cpuMs / start.bare[i]!.cpuMs))})`),
       );
     }
     console.log("  goals: chainmail --version ≤ 1.3× node -e 0; nodes and a one-page run ≤ 0.20 s");
