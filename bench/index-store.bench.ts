@@ -280,7 +280,10 @@ async function rawDriver(db: string): Promise<{
   return {
     query: async (sql, args) => {
       let statement = statements.get(sql);
-      if (!statement) statements.set(sql, (statement = sqlite.prepare(sql)));
+      if (!statement) {
+        statement = sqlite.prepare(sql);
+        statements.set(sql, statement);
+      }
       // `$1, $2…` are named parameters to SQLite: bound from an object keyed 1, 2….
       return statement.all(Object.fromEntries(args.map((value, i) => [i + 1, value])));
     },
