@@ -12,27 +12,13 @@ export function stringifyOutput(output: Readonly<Record<string, unknown>>): stri
     const value = output[port];
     return typeof value === "object" && value !== null ? rawJsonOf(value) : undefined;
   });
-  if (raw.every((text) => text === undefined)) return serialise(output);
+  if (raw.every((text) => text === undefined)) return stringifyJson(output);
   let body = "";
   ports.forEach((port, i) => {
     // As JSON.stringify does: a port without a JSON value is left out.
-    const text: string | undefined = raw[i] ?? serialise(output[port]);
+    const text: string | undefined = raw[i] ?? stringifyJson(output[port]);
     if (text === undefined) return;
     body += `${body ? "," : "{"}${JSON.stringify(port)}:${text}`;
   });
   return body ? `${body}}` : "{}";
-}
-
-/**
- * `stringifyJson(value)`, trying the one-argument `JSON.stringify` first: given a replacer argument, even `null`,
- * the V8 of Node 26 leaves its fast serialiser (a 50-record page took twice as long). Only a value holding
- * a bigint (which the native serialiser refuses) goes on to `stringifyJson`.
- */
-function serialise(value: unknown): string {
-  try {
-    return JSON.stringify(value);
-  } catch (err) {
-    if (err instanceof TypeError && /BigInt/i.test(err.message)) return stringifyJson(value);
-    throw err;
-  }
 }
