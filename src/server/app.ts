@@ -17,6 +17,7 @@ import { JsonTooDeepError, MAX_JSON_DEPTH, parseJson, stringifyJson } from "../c
 import { type AnyNode, describeNode, type GenericOutput, runNode } from "../core/node.js";
 import { nodes as registry } from "../nodes/index.js";
 import { bearerChecker } from "./auth.js";
+import { bigintForm, inForm } from "./integers.js";
 import { createMetrics, indexLag, type ServiceMetrics } from "./metrics.js";
 import { buildOpenApi } from "./openapi.js";
 import { stringifyOutput } from "./reply.js";
@@ -280,6 +281,8 @@ export async function buildApp(options: AppOptions = {}): Promise<FastifyInstanc
   };
 
   const runOne = async (node: AnyNode, request: FastifyRequest, reply: FastifyReply) => {
+    const asked = bigintForm(request.query);
+    if ("error" in asked) return sendJson(reply, 400, { error: asked.error });
     const controller = new AbortController();
     let hardStop: NodeJS.Timeout | undefined;
     const timer = setTimeout(() => controller.abort(), settings.requestTimeoutMs);
@@ -305,8 +308,10 @@ export async function buildApp(options: AppOptions = {}): Promise<FastifyInstanc
         ).toPayload();
         output = { ...(output ?? {}), error: timeout };
       }
-      // A port that came unchanged from an upstream's JSON is written as that text (reply.ts).
-      return reply.code(statusOf(node, output)).type("application/json; charset=utf-8").send(stringifyOutput(output));
+      // A port that came unchanged from an upstream's JSON is written as that text (reply.ts); the string form of
+      // integers beyond 2^53 is a copy of the output, which is serialised whole.
+      const body = inForm(output, asked.form) as GenericOutput;
+      return reply.code(statusOf(node, output)).type("application/json; charset=utf-8").send(stringifyOutput(body));
     } finally {
       clearTimeout(timer);
       clearTimeout(hardStop);
