@@ -222,8 +222,9 @@ const MARKED = /"\\u0000bigint:(-?\d+)"/g;
 /** Serialises like `JSON.stringify`, writing bigints as bare JSON integers. */
 export function stringifyJson(value: unknown, indent?: number): string {
   try {
-    // Most values hold no bigint: the native serialiser, untouched, is several times faster than a replacer.
-    return JSON.stringify(value, null, indent);
+    // Most values hold no bigint: the native serialiser, untouched, is several times faster than a replacer. Called
+    // with one argument when it can be: given a replacer, even `null`, Node 26's V8 leaves its fast path (2× slower).
+    return indent === undefined ? JSON.stringify(value) : JSON.stringify(value, null, indent);
   } catch (err) {
     if (!(err instanceof TypeError && /BigInt/i.test(err.message))) throw err;
   }

@@ -10,6 +10,7 @@ import { type AnyNode, type GenericOutput, runNode } from "../core/node.js";
 import { bearerChecker } from "./auth.js";
 import { bigintForm, inForm } from "./integers.js";
 import type { ServiceMetrics } from "./metrics.js";
+import { stringifyOutput } from "./output-body.js";
 import { sendError, sendJson } from "./replies.js";
 import type { ServerSettings } from "./settings.js";
 
@@ -48,7 +49,10 @@ export function registerNodeRoutes(app: FastifyInstance, { config, settings, met
         onUpstreamAttempt: metrics.observeAttempt,
       }),
     );
-    return sendJson(reply, statusOf(node, output), inForm(output, asked.form));
+    // A port that came unchanged from an upstream's JSON is written as that text (output-body.ts); the string form
+    // of integers beyond 2^53 is a copy of the output, which is serialised whole.
+    const body = inForm(output, asked.form) as GenericOutput;
+    return reply.code(statusOf(node, output)).type("application/json; charset=utf-8").send(stringifyOutput(body));
   };
 
   for (const node of Object.values(nodes)) {

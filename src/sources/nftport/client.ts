@@ -11,6 +11,7 @@ import { ChainmailError } from "../../core/errors.js";
 import { httpRequest, retryReads } from "../../core/http.js";
 import { parseJson, toDecimal } from "../../core/json.js";
 import type { RunContext } from "../../core/node.js";
+import { vouchRawJson } from "../../core/raw-json.js";
 import type { RawResponse } from "../../schemas/common.js";
 import type { NftParams, RetrieverResult } from "../../schemas/transactions.js";
 import type { NftSource, RetrieverOutcome } from "../types.js";
@@ -54,6 +55,14 @@ async function getTransactionsPage(
   return interpret(result.response, result.attempts);
 }
 
+/** Whether a parsed page has its three keys of its own and no other. */
+const isWholePage = (page: object): boolean =>
+  Object.keys(page).length === 3 &&
+  Object.hasOwn(page, "response") &&
+  Object.hasOwn(page, "transactions") &&
+  typeof (page as { continuation?: unknown }).continuation === "string" &&
+  Object.hasOwn(page, "continuation");
+
 interface NokEnvelope {
   response?: string;
   error?: { status_code?: number; code?: string; message?: string };
@@ -78,6 +87,8 @@ function interpret(response: RawResponse, attempts: number): RetrieverOutcome {
         transactions: ok.transactions as RetrieverResult["transactions"],
         continuation: typeof ok.continuation === "string" ? ok.continuation : "",
       };
+      // A body that is the page and nothing more (no key added, none defaulted) is `data`'s exact JSON text.
+      if (isWholePage(ok)) vouchRawJson(data, response.body);
       return { data, response };
     }
     return fail(response, badResponse(response, parseError, attempts));
