@@ -125,7 +125,7 @@ function describe(file: string, line: number, lang: string, code: string, marker
 function looksLikeCommands(code: string): boolean {
   return code
     .split("\n")
-    .some((line) => /^(\$ )?([A-Z_]+=\S+ )*(chainmail|npx|npm|curl|export) /.test(line));
+    .some((line) => /^(\$ )?([A-Z_]+=\S+ )*(chainmail|npx|npm|curl|export) [^\s:]+(\s|$)/.test(line));
 }
 
 /** The commands of a block: `console` blocks hold `$ ` prompts and output; the other shells are all commands. */
