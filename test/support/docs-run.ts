@@ -136,6 +136,7 @@ export async function runBlock(block: DocBlock, cwd: string, world: DocsWorld): 
       const db = await world.scratchPostgres();
       scratch.push(db);
       values.postgres = db.url;
+      values.postgres_index = await world.postgresIndex();
     }
     const env: Record<string, string> = {
       ...world.env,

@@ -44,8 +44,10 @@ export interface DocsWorld {
   env: Record<string, string>;
   /** Whether the machine's PostgreSQL answers (blocks marked `needs postgres` run only then). */
   postgres: boolean;
-  /** A fresh PostgreSQL database for one block. */
+  /** A fresh PostgreSQL database for one block (`{postgres}`). */
   scratchPostgres(): Promise<{ url: string; drop(): Promise<void> }>;
+  /** A PostgreSQL database holding the index every document starts with (`{postgres_index}`), shared. */
+  postgresIndex(): Promise<string>;
   /** A fresh working folder for one document. */
   workdir(name: string): string;
   close(): Promise<void>;
@@ -133,11 +135,25 @@ export async function startDocsWorld(): Promise<DocsWorld> {
       npm_config_update_notifier: "false",
       npm_config_offline: "true",
     };
+    let postgresIndex: Promise<string> | undefined;
+    const copyIndexToPostgres = async () => {
+      const db = await scratchDatabase("chainmail_docs");
+      closers.push(() => db.drop());
+      await run(process.execPath, [CLI, "index", "migrate", "--from", "./data/index.sqlite", "--to", db.url], {
+        cwd: template,
+        env: { PATH: process.env.PATH ?? "" },
+      });
+      return db.url;
+    };
     return {
       placeholders,
       env,
       postgres: await postgresAnswers(),
       scratchPostgres: () => scratchDatabase("chainmail_docs"),
+      postgresIndex: () => {
+        postgresIndex ??= copyIndexToPostgres();
+        return postgresIndex;
+      },
       workdir,
       close,
     };
