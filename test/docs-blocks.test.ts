@@ -120,6 +120,7 @@ function checkCalls(block: DocBlock, result: BlockResult, context: string) {
   for (const bg of result.background) {
     expect(bg.code, `${context}\n${bg.args.join(" ")} did not exit 0 when stopped`).toBe(0);
     if (bg.args[0] === "serve") {
+      expect(bg.health, `${context}\n/healthz of chainmail ${bg.args.join(" ")}`).toBe(200);
       // Every request the block made answered as the block expects (a 4xx behind `curl -s` fails nothing else).
       for (const line of bg.stdout.split("\n").filter((l) => l.includes('"request completed"'))) {
         const status = (JSON.parse(line) as { res: { statusCode: number } }).res.statusCode;
@@ -153,7 +154,8 @@ describe.each(DOCUMENTS)("%s", (file) => {
           const context = show(block, result);
           expect(result.code, context).toBe(block.exit);
           if (block.kind === "file") return;
-          expect(result.stdout + result.stderr + result.calls.length, context).not.toBe("0");
+          const ran = result.calls.length + result.background.length;
+          expect(result.stdout + result.stderr + ran, `${context}\nit printed nothing`).not.toBe("0");
           if (block.kind === "script") expect(result.stderr.trim(), context).toBe("");
           checkCalls(block, result, context);
         },

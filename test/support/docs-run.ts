@@ -25,6 +25,8 @@ export interface BackgroundRun {
   args: string[];
   /** Exit status after the test's SIGTERM (null: it had to be killed). */
   code: number | null;
+  /** For `serve`: the status of its `/healthz` just before it was stopped. */
+  health?: number;
   stdout: string;
   stderr: string;
 }
@@ -104,6 +106,9 @@ async function stopBackground(state: string, started: { id: string; args: string
   const runs: BackgroundRun[] = [];
   for (const bg of started) {
     const record = join(state, `bg-${bg.id}.json`);
+    const read = (ext: string) => readFileSync(join(state, `bg-${bg.id}.${ext}`), "utf8");
+    const url = /listening on (\S+)/.exec(read("err"))?.[1];
+    const health = url ? await fetch(`${url}/healthz`).then((r) => r.status, () => 0) : undefined;
     const ended = () => JSON.parse(readFileSync(record, "utf8")) as { code?: number | null; signal?: string };
     try {
       process.kill(bg.pid, "SIGTERM");
@@ -120,8 +125,13 @@ async function stopBackground(state: string, started: { id: string; args: string
         process.kill(bg.pid, "SIGKILL");
       } catch {}
     }
-    const read = (ext: string) => readFileSync(join(state, `bg-${bg.id}.${ext}`), "utf8");
-    runs.push({ args: bg.args, code: end.code ?? null, stdout: read("out"), stderr: read("err") });
+    runs.push({
+      args: bg.args,
+      code: end.code ?? null,
+      stdout: read("out"),
+      stderr: read("err"),
+      ...(health !== undefined ? { health } : {}),
+    });
   }
   return runs;
 }

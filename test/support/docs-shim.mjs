@@ -8,6 +8,10 @@
  *
  * $DOCS_TEST_STATE gets one `call-N.json` (argv, exit code) and `call-N.out` (stdout) per foreground call, and
  * `bg-N.json` (argv, pid, exit code once it ended) plus `bg-N.out` / `bg-N.err` per background command.
+ *
+ * A `watch` or `index` run while one of the same command runs in the background stops that one first, as the
+ * user would with Ctrl-C before pasting the next line: one watch or indexer writes a store at a time, and a second
+ * waits for the first to stop.
  */
 import { spawn } from "node:child_process";
 import { appendFileSync, openSync, readFileSync, readdirSync, writeFileSync } from "node:fs";
@@ -32,6 +36,23 @@ function readiness(argv) {
 
 function nextId(prefix) {
   return readdirSync(STATE).filter((f) => f.startsWith(prefix) && f.endsWith(".json")).length + 1;
+}
+
+/** Stops the background commands `argv` would wait for (SIGTERM, as Ctrl-C) and waits until they ended. */
+async function stopSameCommand(argv) {
+  const [command, sub] = argv;
+  const writes = (command === "watch" && sub !== "status" && sub !== "resend" && !argv.includes("--dry-run")) ||
+    (command === "index" && sub !== "migrate");
+  if (!writes) return;
+  for (const file of readdirSync(STATE).filter((f) => f.startsWith("bg-") && f.endsWith(".json"))) {
+    const record = () => JSON.parse(readFileSync(join(STATE, file), "utf8"));
+    const bg = record();
+    if (bg.args[0] !== command || bg.code !== undefined) continue;
+    try {
+      process.kill(bg.pid, "SIGTERM");
+    } catch {}
+    for (let i = 0; i < 600 && record().code === undefined; i++) await sleep(50);
+  }
 }
 
 /** A foreground call: stdout to the terminal and to the state folder; the CLI's exit status. */
@@ -111,5 +132,6 @@ if (process.env.DOCS_TEST_KEEP) {
   keep(process.env.DOCS_TEST_KEEP, args);
 } else {
   const ready = readiness(args);
+  await stopSameCommand(args);
   process.exitCode = ready === undefined ? await foreground(args) : await background(args, ready);
 }
