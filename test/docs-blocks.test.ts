@@ -14,7 +14,12 @@ import { type DocBlock, extractBlocks } from "./support/docs-blocks.js";
 import { type BlockResult, runBlock } from "./support/docs-run.js";
 import { type DocsWorld, REPO, startDocsWorld } from "./support/docs-world.js";
 
-const DOCUMENTS = ["README.md", ...readdirSync(join(REPO, "docs")).filter((f) => f.endsWith(".md")).map((f) => `docs/${f}`)];
+const DOCUMENTS = [
+  "README.md",
+  ...readdirSync(join(REPO, "docs"))
+    .filter((f) => f.endsWith(".md"))
+    .map((f) => `docs/${f}`),
+];
 const blocksOf = new Map(DOCUMENTS.map((file) => [file, extractBlocks(readFileSync(join(REPO, file), "utf8"), file)]));
 /** Documents whose blocks run at the same time (each runs its blocks one after another). */
 const DOCS_AT_ONCE = 3;
@@ -147,20 +152,16 @@ describe.each(DOCUMENTS)("%s", (file) => {
     } else if (block.postgres && !postgresAnswers) {
       it.skip(`${name} (needs PostgreSQL: none answers at TEST_POSTGRES_URL)`, () => undefined);
     } else {
-      it.concurrent(
-        name,
-        async () => {
-          const result = (await resultsOf(file)[i])!;
-          const context = show(block, result);
-          expect(result.code, context).toBe(block.exit);
-          if (block.kind === "file") return;
-          const ran = result.calls.length + result.background.length;
-          expect(result.stdout + result.stderr + ran, `${context}\nit printed nothing`).not.toBe("0");
-          if (block.kind === "script") expect(result.stderr.trim(), context).toBe("");
-          checkCalls(block, result, context);
-        },
-        600_000,
-      );
+      it.concurrent(name, async () => {
+        const result = (await resultsOf(file)[i])!;
+        const context = show(block, result);
+        expect(result.code, context).toBe(block.exit);
+        if (block.kind === "file") return;
+        const ran = result.calls.length + result.background.length;
+        expect(result.stdout + result.stderr + ran, `${context}\nit printed nothing`).not.toBe("0");
+        if (block.kind === "script") expect(result.stderr.trim(), context).toBe("");
+        checkCalls(block, result, context);
+      }, 600_000);
     }
   }
 });

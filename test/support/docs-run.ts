@@ -108,7 +108,12 @@ async function stopBackground(state: string, started: { id: string; args: string
     const record = join(state, `bg-${bg.id}.json`);
     const read = (ext: string) => readFileSync(join(state, `bg-${bg.id}.${ext}`), "utf8");
     const url = /listening on (\S+)/.exec(read("err"))?.[1];
-    const health = url ? await fetch(`${url}/healthz`).then((r) => r.status, () => 0) : undefined;
+    const health = url
+      ? await fetch(`${url}/healthz`).then(
+          (r) => r.status,
+          () => 0,
+        )
+      : undefined;
     const ended = () => JSON.parse(readFileSync(record, "utf8")) as { code?: number | null; signal?: string };
     try {
       process.kill(bg.pid, "SIGTERM");

@@ -14,7 +14,7 @@
  * waits for the first to stop.
  */
 import { spawn } from "node:child_process";
-import { appendFileSync, openSync, readFileSync, readdirSync, writeFileSync } from "node:fs";
+import { appendFileSync, openSync, readdirSync, readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 
 const CLI = process.env.DOCS_TEST_CLI;
@@ -41,7 +41,8 @@ function nextId(prefix) {
 /** Stops the background commands `argv` would wait for (SIGTERM, as Ctrl-C) and waits until they ended. */
 async function stopSameCommand(argv) {
   const [command, sub] = argv;
-  const writes = (command === "watch" && sub !== "status" && sub !== "resend" && !argv.includes("--dry-run")) ||
+  const writes =
+    (command === "watch" && sub !== "status" && sub !== "resend" && !argv.includes("--dry-run")) ||
     (command === "index" && sub !== "migrate");
   if (!writes) return;
   for (const file of readdirSync(STATE).filter((f) => f.startsWith("bg-") && f.endsWith(".json"))) {

@@ -9,13 +9,12 @@ import { chmodSync, copyFileSync, mkdirSync, mkdtempSync, rmSync, symlinkSync, w
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { promisify } from "node:util";
-import pg from "pg";
 import { createActivity } from "../../src/demo/activity.js";
 import { deployAll } from "../../src/demo/contracts.js";
 import { type DevChain, startAnvil } from "../../src/demo/devchain.js";
-import { scratchDatabase, TEST_POSTGRES_URL } from "../index-backend.js";
+import { scratchDatabase } from "../index-backend.js";
 import { API_KEY as MAILJET_KEY, SECRET_KEY as MAILJET_SECRET, startMailjet } from "../upstreams/mailjet.js";
-import { startNftport, VALID_KEY as NFTPORT_KEY } from "../upstreams/nftport.js";
+import { VALID_KEY as NFTPORT_KEY, startNftport } from "../upstreams/nftport.js";
 import { standardDataset } from "../upstreams/nftport-data.js";
 import { OPENSEA_KEY, startOpenSea } from "../upstreams/opensea.js";
 import { openseaDataset } from "../upstreams/opensea-data.js";
@@ -42,8 +41,6 @@ export interface DocsWorld {
   placeholders: Record<string, string>;
   /** The environment every block starts from. */
   env: Record<string, string>;
-  /** Whether the machine's PostgreSQL answers (blocks marked `needs postgres` run only then). */
-  postgres: boolean;
   /** A fresh PostgreSQL database for one block (`{postgres}`). */
   scratchPostgres(): Promise<{ url: string; drop(): Promise<void> }>;
   /** A PostgreSQL database holding the index every document starts with (`{postgres_index}`), shared. */
@@ -51,17 +48,6 @@ export interface DocsWorld {
   /** A fresh working folder for one document. */
   workdir(name: string): string;
   close(): Promise<void>;
-}
-
-async function postgresAnswers(): Promise<boolean> {
-  const client = new pg.Client({ connectionString: TEST_POSTGRES_URL, connectionTimeoutMillis: 3000 });
-  try {
-    await client.connect();
-    await client.end();
-    return true;
-  } catch {
-    return false;
-  }
 }
 
 export async function startDocsWorld(): Promise<DocsWorld> {
@@ -148,7 +134,6 @@ export async function startDocsWorld(): Promise<DocsWorld> {
     return {
       placeholders,
       env,
-      postgres: await postgresAnswers(),
       scratchPostgres: () => scratchDatabase("chainmail_docs"),
       postgresIndex: () => {
         postgresIndex ??= copyIndexToPostgres();
