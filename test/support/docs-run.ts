@@ -48,7 +48,7 @@ export function prepare(text: string, block: DocBlock, values: Record<string, st
   for (const [name, value] of Object.entries(USER_VALUES)) out = out.replaceAll(name, value);
   // A local node's default port (8545) is the tests' anvil; the service's (8080) a free port of this block.
   out = out.replace(/\b(127\.0\.0\.1|localhost):8545\b/g, values.rpc!.replace(/^https?:\/\//, ""));
-  out = out.replace(/(?<=(127\.0\.0\.1|localhost):|--port )8080\b/g, values.port!);
+  out = out.replace(/(?<=(?:127\.0\.0\.1|localhost|0\.0\.0\.0):|--port[ =]|_PORT=)8080\b/g, values.port!);
   return out;
 }
 
