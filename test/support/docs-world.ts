@@ -5,7 +5,18 @@
  * at ./data/index.sqlite.
  */
 import { execFile } from "node:child_process";
-import { chmodSync, copyFileSync, mkdirSync, mkdtempSync, rmSync, symlinkSync, writeFileSync } from "node:fs";
+import {
+  chmodSync,
+  copyFileSync,
+  existsSync,
+  mkdirSync,
+  mkdtempSync,
+  readdirSync,
+  readFileSync,
+  rmSync,
+  symlinkSync,
+  writeFileSync,
+} from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { promisify } from "node:util";
@@ -50,9 +61,31 @@ export interface DocsWorld {
   close(): Promise<void>;
 }
 
+/** Kills the background commands (the shim's `<document>/.docs-test/<block>/bg-N.json`) that have not ended. */
+function stopLeftovers(root: string) {
+  const list = (dir: string) => (existsSync(dir) ? readdirSync(dir) : []);
+  for (const doc of list(root)) {
+    for (const block of list(join(root, doc, ".docs-test"))) {
+      const dir = join(root, doc, ".docs-test", block);
+      for (const file of list(dir).filter((f) => /^bg-\d+\.json$/.test(f))) {
+        try {
+          const record = JSON.parse(readFileSync(join(dir, file), "utf8")) as { pid: number; code?: number | null };
+          if (record.code === undefined) process.kill(record.pid, "SIGKILL");
+        } catch {
+          // Gone already, or its record half written: nothing to stop.
+        }
+      }
+    }
+  }
+}
+
 export async function startDocsWorld(): Promise<DocsWorld> {
   const root = mkdtempSync(join(tmpdir(), "chainmail-docs-"));
-  const closers: (() => Promise<unknown>)[] = [async () => rmSync(root, { recursive: true, force: true })];
+  const closers: (() => Promise<unknown>)[] = [
+    async () => rmSync(root, { recursive: true, force: true }),
+    // A block that did not end normally may have left a background command running: stop it.
+    async () => stopLeftovers(root),
+  ];
   const close = async () => {
     for (const c of closers.reverse()) await c().catch(() => undefined);
   };
