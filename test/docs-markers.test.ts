@@ -20,6 +20,10 @@ describe("docs blocks", () => {
     ]);
   });
 
+  it("takes the info string's first word as the language", () => {
+    expect(one('```ts title="a.ts"\nconst a = 1;\n```\n').lang).toBe("ts");
+  });
+
   it("takes the markers right above a block, blank lines between them allowed", () => {
     const block = one(
       [

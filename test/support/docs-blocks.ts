@@ -41,7 +41,8 @@ export function extractBlocks(markdown: string, file: string): DocBlock[] {
   const lines = markdown.split("\n");
   const blocks: DocBlock[] = [];
   for (let i = 0; i < lines.length; i++) {
-    const open = /^(\s*)(`{3,})\s*([\w+-]*)\s*$/.exec(lines[i]!);
+    // The language is the info string's first word (```ts title="x" is a `ts` block).
+    const open = /^(\s*)(`{3,})\s*([\w+-]*)[^`]*$/.exec(lines[i]!);
     if (!open) continue;
     const [, indent, fence, lang] = open as unknown as [string, string, string, string];
     const body: string[] = [];
@@ -51,7 +52,7 @@ export function extractBlocks(markdown: string, file: string): DocBlock[] {
       if (line.trim() === fence || (line.trim().startsWith(fence) && line.trim().replaceAll("`", "") === "")) break;
       body.push(line.startsWith(indent) ? line.slice(indent.length) : line.trimStart());
     }
-    blocks.push(describe(file, i + 1, lang.toLowerCase(), body.join("\n"), markersAbove(lines, i)));
+    blocks.push(classify(file, i + 1, lang.toLowerCase(), body.join("\n"), markersAbove(lines, i)));
     i = j;
   }
   return blocks;
@@ -70,7 +71,7 @@ function markersAbove(lines: string[], fenceIndex: number): string[] {
   return markers;
 }
 
-function describe(file: string, line: number, lang: string, code: string, markers: string[]): DocBlock {
+function classify(file: string, line: number, lang: string, code: string, markers: string[]): DocBlock {
   const block: DocBlock = {
     file,
     line,
