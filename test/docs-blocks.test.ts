@@ -23,6 +23,8 @@ const DOCUMENTS = [
 const blocksOf = new Map(DOCUMENTS.map((file) => [file, extractBlocks(readFileSync(join(REPO, file), "utf8"), file)]));
 /** Documents whose blocks run at the same time (each runs its blocks one after another). */
 const DOCS_AT_ONCE = 3;
+/** Blocks marked `skip` across README.md and docs/ (README's quick start, which runs this test, is one). */
+const MAX_SKIPPED = 5;
 
 let world: DocsWorld;
 const postgresAnswers = await (async () => {
@@ -163,6 +165,15 @@ describe.each(DOCUMENTS.filter((file) => blocksOf.get(file)!.length > 0))("%s", 
       }, 600_000);
     }
   }
+});
+
+describe("skipped blocks", () => {
+  it("stay few, each with its reason", () => {
+    const skipped = [...blocksOf.values()].flat().filter((b) => b.skip !== undefined);
+    // Raise this only for a block that truly cannot run here; a key, a host or a database can be filled in.
+    const list = skipped.map((b) => `${b.file}:${b.line} ${b.skip}`).join("\n");
+    expect(skipped.length, list).toBeLessThanOrEqual(MAX_SKIPPED);
+  });
 });
 
 describe("library blocks", () => {
