@@ -66,7 +66,7 @@ export default async function bench(): Promise<void> {
   const opensea = loadConfig({ ...env, NFT_SOURCE: "opensea" });
   const index = loadConfig({ ...env, NFT_SOURCE: "index" });
   const merged = loadConfig({ ...env, NFT_SOURCE: "index+opensea" });
-  const page = (config: typeof opensea, type?: string[]) => async () => {
+  const page = (config: typeof opensea, type?: ("bid" | "list")[]) => async () => {
     const out = await runNode(
       nftTransactionsByContract,
       { query: { contract_address: BENCH_CONTRACT, page_size: PAGE, ...(type ? { type } : {}) } },

@@ -1,8 +1,9 @@
 /**
  * chainmail as a library: `import { nodes, runNode } from "chainmail"`.
  *
- * Every node is a plain object; `runNode(node, input)` validates, runs and resolves to the output object keyed
- * by the ports that fired. `pages`/`records` walk every page of a retriever.
+ * Every node is a plain object; `runNode(node or id, input)` validates, runs and resolves to the output object
+ * keyed by the ports that fired, both typed from the node's port schemas. `pages`/`records` walk every page of a
+ * retriever.
  */
 
 import type { IndexChainOptions, IndexChainResult } from "./sources/index/indexer.js";
@@ -21,14 +22,17 @@ export {
   type AnyNode,
   defineNode,
   describeNode,
+  type Given,
   type Logger,
   type NodeDefinition,
+  type NodeInput,
   type NodeOutput,
+  type NodeResult,
   type RunContext,
-  runNode,
 } from "./core/node.js";
-export { MAX_PAGE_SIZE, type Page, PageError, type PaginateOptions, pages, records } from "./core/paginate.js";
+export { MAX_PAGE_SIZE, type Page, PageError, type PageInfo, type PaginateOptions } from "./core/paginate.js";
 export * from "./nodes/index.js";
+export { type InputOf, type OutputOf, pages, records, runNode } from "./nodes/run.js";
 export type { RawResponse } from "./schemas/common.js";
 export type { EmailMessage, EmailParams, EmailRequest, MessageResult, MessagesSent } from "./schemas/email.js";
 export type {

@@ -235,8 +235,25 @@ describe("chainmail run --all / --limit", () => {
 });
 
 describe("chainmail nodes", () => {
-  it("prints every node with JSON Schemas for its ports", async () => {
+  it("prints a short table by default: one line per node with its id, title, input and output ports", async () => {
     const r = await cli(["nodes"]);
+    expect(r.code).toBe(0);
+    const lines = r.stdout.trimEnd().split("\n");
+    expect(lines[0]).toMatch(/^ID +TITLE +INPUT PORTS +OUTPUT PORTS$/);
+    expect(lines).toHaveLength(5);
+    expect(lines[1]).toMatch(
+      /^nft-transactions-by-contract +NFT transactions by contract retriever +query, params +data, response, error$/,
+    );
+    expect(lines[4]).toMatch(/^email-send +Email sender +params, request +messages sent, response, error$/);
+    // Aligned columns: every row's title starts where the header's does.
+    const titleAt = lines[0]!.indexOf("TITLE");
+    for (const line of lines.slice(1)) expect(line[titleAt - 1]).toBe(" ");
+    expect(lines.slice(1).map((line) => line.slice(titleAt, titleAt + 3))).toEqual(["NFT", "All", "NFT", "Ema"]);
+    expect(r.stdout.length).toBeLessThan(1000);
+  });
+
+  it("prints every node with JSON Schemas for its ports with --json", async () => {
+    const r = await cli(["nodes", "--json"]);
     expect(r.code).toBe(0);
     const nodes = JSON.parse(r.stdout) as {
       id: string;
@@ -264,8 +281,11 @@ describe("chainmail nodes", () => {
 describe("a reader that goes away", () => {
   it("stops quietly when stdout is closed early (`| head`), no EPIPE stack trace", async () => {
     const { code, stderr } = await new Promise<{ code: number | null; stderr: string }>((resolve, reject) => {
-      // `nodes` prints ~100 kB, more than a pipe holds, so the writer meets the closed pipe.
-      const child = spawn("sh", ["-c", `"${process.execPath}" "${MAIN}" nodes | head -c 10 > /dev/null; exit $?`]);
+      // `nodes --json` prints ~100 kB, more than a pipe holds, so the writer meets the closed pipe.
+      const child = spawn("sh", [
+        "-c",
+        `"${process.execPath}" "${MAIN}" nodes --json | head -c 10 > /dev/null; exit $?`,
+      ]);
       let err = "";
       child.stderr.on("data", (chunk) => {
         err += chunk;

@@ -16,6 +16,7 @@ import {
   portableNftSources,
   runNodeWith,
   settingsEnv,
+  toErrorPayload,
   typeFilterValues,
   type UpstreamPool,
   withExactStrings,
@@ -132,6 +133,25 @@ describe("a host's config", () => {
     expect(waits).toHaveLength(1);
     // Nothing a host cannot serialise.
     expect(() => JSON.stringify(withExactStrings(out))).not.toThrow();
+  });
+
+  it("a source that needs the own index is refused, naming NFT_SOURCE and the way through a chainmail service", () => {
+    const { pool } = recordingPool();
+    for (const source of ["index", "index+opensea"]) {
+      let thrown: unknown;
+      try {
+        hostConfig({ NFT_SOURCE: source, INDEX_DB: "/tmp/never-opened.sqlite" }, pool);
+      } catch (error) {
+        thrown = error;
+      }
+      const payload = toErrorPayload(thrown);
+      expect(payload.details.code).toBe("invalid_input");
+      expect(payload.details.setting).toBe("NFT_SOURCE");
+      expect(payload.error).toContain(`NFT_SOURCE=${source} chainmail serve`);
+      expect(payload.error).toContain("chainmail service");
+    }
+    for (const source of portableNftSources())
+      expect(hostConfig({ NFT_SOURCE: source.id }, pool).nftSource).toBe(source.id);
   });
 
   it("mail always goes through Mailjet, whatever the settings say", () => {

@@ -31,9 +31,18 @@ export type PortValues<P extends TProperties> = { [K in keyof P]: Static<P[K]> }
 /** The output object: keyed by the ports that fired. */
 export type NodeOutput<P extends TProperties> = Partial<PortValues<P>>;
 
-export interface NodeDefinition<I extends TProperties = TProperties, O extends TProperties = TProperties> {
+/**
+ * A node: its id, its ports (TypeBox schemas) and its run. `F` names the ports the operator can fill
+ * (`filledByOperator`), `Id` the id as a literal type, so that `runNode` types a node's input and output from them.
+ */
+export interface NodeDefinition<
+  I extends TProperties = TProperties,
+  O extends TProperties = TProperties,
+  F extends keyof I & string = keyof I & string,
+  Id extends string = string,
+> {
   /** Stable id, e.g. `nft-transactions-by-token`. */
-  id: string;
+  id: Id;
   /** Version group: `v0` for the retrievers, `v3.1` for the email sender. */
   version: string;
   title: string;
@@ -42,6 +51,12 @@ export interface NodeDefinition<I extends TProperties = TProperties, O extends T
   outputs: O;
   /** The output port that means success (`data` or `messages sent`). */
   successPort: keyof O & string;
+  /**
+   * Input ports the operator's configuration can fill (credentials such as NFTPORT_API_KEY): a caller may leave them
+   * out, or leave out their required fields. `prepare` fills them; the types of `runNode`'s input and the OpenAPI
+   * document's `required` lists follow this list.
+   */
+  filledByOperator?: readonly F[];
   /** Fills inputs from configuration before validation (operator-provided credentials). */
   prepare?: (input: Record<string, unknown>, ctx: RunContext) => Record<string, unknown>;
   /**
@@ -52,14 +67,65 @@ export interface NodeDefinition<I extends TProperties = TProperties, O extends T
   run(input: PortValues<I>, ctx: RunContext): Promise<NodeOutput<O>>;
 }
 
-/** Identity function that types a node definition. */
-export function defineNode<I extends TProperties, O extends TProperties>(
-  node: NodeDefinition<I, O>,
-): NodeDefinition<I, O> {
+/** Identity function that types a node definition, keeping its id and its operator-filled ports as literal types. */
+export function defineNode<
+  I extends TProperties,
+  O extends TProperties,
+  F extends keyof I & string = never,
+  const Id extends string = string,
+>(node: NodeDefinition<I, O, F, Id>): NodeDefinition<I, O, F, Id> {
   return node;
 }
 
-export type AnyNode = NodeDefinition<any, any>;
+export type AnyNode = NodeDefinition<any, any, any, any>;
+
+/** Whether `T` is `any` (the ports of an `AnyNode`, whose input is then not typed). */
+type IsAny<T> = 0 extends 1 & T ? true : false;
+
+/** A value as a caller may write it: arrays may be readonly (`as const`); everything else as the schema says. */
+export type Given<T> = T extends bigint | boolean | number | string | null | undefined
+  ? T
+  : T extends readonly (infer U)[]
+    ? readonly Given<U>[]
+    : T extends object
+      ? { [K in keyof T]: Given<T[K]> }
+      : T;
+
+/** A credentials port the operator can fill: every field may be left out. */
+type Fillable<T> = { [K in keyof T]?: Given<T[K]> | undefined };
+
+/** The empty object type: a port whose schema accepts it may be left out. */
+type Empty = Record<never, never>;
+
+/** Flattens an intersection of object types, for readable hovers and messages. */
+type Flat<T> = { [K in keyof T]: T[K] } & Empty;
+
+/**
+ * The input object a caller gives a node, keyed by input port: each port typed from its schema. A port is optional
+ * when its schema accepts `{}` (every field optional; a missing port is read as `{}`) or when the operator can
+ * fill it (`filledByOperator`: credentials). Fields with a default are optional. Unknown fields do not compile.
+ */
+export type NodeInput<I extends TProperties, F extends string = never> =
+  IsAny<I> extends true
+    ? unknown
+    : Flat<
+        {
+          [K in keyof I as K extends F ? never : Empty extends Static<I[K]> ? never : K]: Given<Static<I[K]>>;
+        } & {
+          [K in keyof I as K extends F ? K : Empty extends Static<I[K]> ? K : never]?:
+            | (K extends F ? Fillable<Static<I[K]>> : Given<Static<I[K]>>)
+            | undefined;
+        }
+      >;
+
+/** What `runNode` resolves to for a node with output ports `O`: the ports that fired, `error` typed as the payload. */
+export type NodeResult<O extends TProperties> = NodeOutput<O> & { error?: ErrorPayload };
+
+/** The input object of a node (`InputOfNode<typeof nftTransactionsByToken>`). */
+export type InputOfNode<N> = N extends NodeDefinition<infer I, any, infer F, any> ? NodeInput<I, F> : never;
+
+/** The output object of a node (`OutputOfNode<typeof nftTransactionsByToken>`). */
+export type OutputOfNode<N> = N extends NodeDefinition<any, infer O, any, any> ? NodeResult<O> : never;
 
 /** Output of a node whose error port has the `{ error, details }` shape. */
 export interface GenericOutput {
@@ -72,10 +138,10 @@ export interface GenericOutput {
  * Without a context, the process environment's configuration is used.
  */
 export function runNode<I extends TProperties, O extends TProperties>(
-  node: NodeDefinition<I, O>,
+  node: NodeDefinition<I, O, any, any>,
   input: unknown,
   ctx: Partial<RunContext> = {},
-): Promise<NodeOutput<O> & { error?: ErrorPayload }> {
+): Promise<NodeResult<O>> {
   return runNodeWith(node, input, { ...ctx, config: ctx.config ?? defaultConfig() });
 }
 
@@ -84,10 +150,10 @@ export function runNode<I extends TProperties, O extends TProperties>(
  * and HTTP engine), so that nothing of this process's environment is read or bundled.
  */
 export async function runNodeWith<I extends TProperties, O extends TProperties>(
-  node: NodeDefinition<I, O>,
+  node: NodeDefinition<I, O, any, any>,
   input: unknown,
   context: RunContext,
-): Promise<NodeOutput<O> & { error?: ErrorPayload }> {
+): Promise<NodeResult<O>> {
   const secrets = configSecrets(context.config);
   let output: NodeOutput<O> & { error?: ErrorPayload };
   try {
@@ -158,7 +224,7 @@ function scrubPayload(value: unknown, secrets: readonly string[]): unknown {
  * inherited, circular or nested without bound reaches `prepare`, the schemas, `check` or `run`.
  */
 function prepareInput<I extends TProperties>(
-  node: NodeDefinition<I, TProperties>,
+  node: NodeDefinition<I, any>,
   input: unknown,
   ctx: RunContext,
   secrets: string[],

@@ -19,6 +19,7 @@ export const emailSend = defineNode({
   inputs: { params: EmailParams, request: EmailRequest },
   outputs: { "messages sent": MessagesSent, response: RawResponse, error: ErrorPayloadSchema },
   successPort: "messages sent",
+  filledByOperator: ["params"],
   prepare: withOperatorCredentials,
   check: ({ params, request }, ctx) => [...checkRequest(request), ...transportViolations(ctx.config, params, request)],
   run: async ({ params, request }, ctx) => {

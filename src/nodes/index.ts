@@ -7,12 +7,20 @@ import { nftTransactionsOnChain } from "./nft-transactions-on-chain.js";
 
 export { emailSend, nftTransactionsByContract, nftTransactionsByToken, nftTransactionsOnChain };
 
-export const nodes: Readonly<Record<string, AnyNode>> = Object.freeze({
+const byId = {
   [nftTransactionsByContract.id]: nftTransactionsByContract,
   [nftTransactionsOnChain.id]: nftTransactionsOnChain,
   [nftTransactionsByToken.id]: nftTransactionsByToken,
   [emailSend.id]: emailSend,
-});
+};
+
+/** Each node by its id, as types: what `runNode("nft-transactions-by-token", …)` types its input and output by. */
+export type NodesById = typeof byId;
+export type NodeId = keyof NodesById;
+/** The three retrievers: the nodes `pages` and `records` walk. */
+export type RetrieverId = Exclude<NodeId, typeof emailSend.id>;
+
+export const nodes: Readonly<Record<string, AnyNode>> = Object.freeze(byId);
 
 /** The node with this id, or undefined. */
 export function getNode(id: string): AnyNode | undefined {

@@ -12,6 +12,7 @@ export const nftTransactionsByContract = defineNode({
   inputs: retrieverInputs(ByContractQuery),
   outputs: retrieverOutputs,
   successPort: "data",
+  filledByOperator: ["params"],
   prepare: withApiKeyDefault,
   run: ({ query, params }, ctx) => fromSource(ctx, (source) => source.transactionsByContract(query, params, ctx)),
 });

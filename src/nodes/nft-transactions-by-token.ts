@@ -12,6 +12,7 @@ export const nftTransactionsByToken = defineNode({
   inputs: retrieverInputs(ByTokenQuery),
   outputs: retrieverOutputs,
   successPort: "data",
+  filledByOperator: ["params"],
   prepare: withApiKeyDefault,
   run: ({ query, params }, ctx) => fromSource(ctx, (source) => source.transactionsByToken(query, params, ctx)),
 });

@@ -14,6 +14,7 @@ export const nftTransactionsOnChain = defineNode({
   inputs: retrieverInputs(OnChainQuery),
   outputs: retrieverOutputs,
   successPort: "data",
+  filledByOperator: ["params"],
   prepare: withApiKeyDefault,
   // Block numbers are numbers or bigints (uint64); `>` compares the two kinds exactly.
   check: ({ query }) =>

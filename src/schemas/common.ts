@@ -1,4 +1,24 @@
-import { Kind, type Static, type TSchema, Type, TypeRegistry } from "@sinclair/typebox";
+import {
+  Kind,
+  type ObjectOptions,
+  type Static,
+  type TObject,
+  type TProperties,
+  type TSchema,
+  Type,
+  TypeRegistry,
+} from "@sinclair/typebox";
+
+/** The type of an OpenObject: its listed fields, and any other. */
+export type OpenStatic<T extends TProperties> = Static<TObject<T>> & { [field: string]: unknown };
+
+/**
+ * An object that admits fields beyond those listed (`additionalProperties: true`), e.g. what Mailjet knows and
+ * chainmail forwards unread: a caller's extra field compiles, where a closed object's misspelt one does not. The
+ * schema is TypeBox's object schema (validated as one); only its static type gains the index signature.
+ */
+export const OpenObject = <T extends TProperties>(properties: T, options: ObjectOptions = {}) =>
+  Type.Unsafe<OpenStatic<T>>(Type.Object(properties, { ...options, additionalProperties: true }));
 
 /**
  * An exact integer: a JSON integer on the wire; in the library a `number`, or a `bigint` beyond 2^53.
@@ -30,6 +50,14 @@ export const Uint64 = (description: string) =>
     description,
     "x-rule": `an integer from 0 to ${UINT64_MAX} (uint64)`,
   });
+
+/**
+ * Whether a schema is one of the integers above (ExactInteger, Uint64): those a bigint can hold, which the OpenAPI
+ * document describes with their digit-string form.
+ */
+export function isExactIntegerSchema(schema: TSchema): boolean {
+  return schema[Kind] === "Uint64" || (schema[Kind] === "Unsafe" && schema.type === "integer");
+}
 
 /** Port `response`, all operations: the raw upstream answer. */
 export const RawResponse = Type.Object(

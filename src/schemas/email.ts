@@ -3,36 +3,36 @@
  * Send API v3.1 knows more fields than are listed here (Globals, ReplyTo, Priority, …) and they are forwarded.
  */
 import { type Static, Type } from "@sinclair/typebox";
-import { ExactInteger, NO_CONTROL_PATTERN } from "./common.js";
+import { ExactInteger, NO_CONTROL_PATTERN, OpenObject } from "./common.js";
 
 const open = { additionalProperties: true } as const;
 
-export const EmailAddress = Type.Object(
+export const EmailAddress = OpenObject(
   {
     Email: Type.String({ minLength: 1, description: "An email address" }),
     Name: Type.Optional(Type.String()),
   },
-  { ...open, title: "Address" },
+  { title: "Address" },
 );
 
 const Base64 = Type.String({ minLength: 1, description: "Base64-encoded content" });
 
-export const Attachment = Type.Object(
+export const Attachment = OpenObject(
   { ContentType: Type.String({ minLength: 1 }), Filename: Type.String({ minLength: 1 }), Base64Content: Base64 },
-  { ...open, title: "Attachment" },
+  { title: "Attachment" },
 );
 
-export const InlinedAttachment = Type.Object(
+export const InlinedAttachment = OpenObject(
   {
     ContentType: Type.String({ minLength: 1 }),
     Filename: Type.String({ minLength: 1 }),
     ContentID: Type.Optional(Type.String({ description: "Referenced from HTML as cid:<ContentID>" })),
     Base64Content: Base64,
   },
-  { ...open, title: "Inlined attachment" },
+  { title: "Inlined attachment" },
 );
 
-export const EmailMessage = Type.Object(
+export const EmailMessage = OpenObject(
   {
     From: EmailAddress,
     To: Type.Array(EmailAddress, { minItems: 1 }),
@@ -54,16 +54,16 @@ export const EmailMessage = Type.Object(
     DeduplicateCampaign: Type.Optional(Type.Boolean()),
     URLTags: Type.Optional(Type.String({ maxLength: 256, "x-rule": "a string of at most 256 characters" })),
   },
-  { ...open, $id: "EmailMessage", title: "Message" },
+  { $id: "EmailMessage", title: "Message" },
 );
 export type EmailMessage = Static<typeof EmailMessage>;
 
-export const EmailRequest = Type.Object(
+export const EmailRequest = OpenObject(
   {
     Messages: Type.Array(EmailMessage, { minItems: 1, description: "Any number: larger batches are split" }),
     SandboxMode: Type.Optional(Type.Literal(true, { description: "Validate without delivering" })),
   },
-  { ...open, title: "Request: a batch of messages" },
+  { title: "Request: a batch of messages" },
 );
 export type EmailRequest = Static<typeof EmailRequest>;
 

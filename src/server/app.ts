@@ -17,6 +17,7 @@ import { JsonTooDeepError, MAX_JSON_DEPTH, parseJson, stringifyJson } from "../c
 import { type AnyNode, describeNode, type GenericOutput, runNode } from "../core/node.js";
 import { nodes as registry } from "../nodes/index.js";
 import { bearerChecker } from "./auth.js";
+import { bigintForm, inForm } from "./integers.js";
 import { createMetrics, indexLag, type ServiceMetrics } from "./metrics.js";
 import { buildOpenApi } from "./openapi.js";
 import { loadServerSettings, type ServerSettings } from "./settings.js";
@@ -279,6 +280,8 @@ export async function buildApp(options: AppOptions = {}): Promise<FastifyInstanc
   };
 
   const runOne = async (node: AnyNode, request: FastifyRequest, reply: FastifyReply) => {
+    const asked = bigintForm(request.query);
+    if ("error" in asked) return sendJson(reply, 400, { error: asked.error });
     const controller = new AbortController();
     let hardStop: NodeJS.Timeout | undefined;
     const timer = setTimeout(() => controller.abort(), settings.requestTimeoutMs);
@@ -304,7 +307,7 @@ export async function buildApp(options: AppOptions = {}): Promise<FastifyInstanc
         ).toPayload();
         output = { ...(output ?? {}), error: timeout };
       }
-      return sendJson(reply, statusOf(node, output), output);
+      return sendJson(reply, statusOf(node, output), inForm(output, asked.form));
     } finally {
       clearTimeout(timer);
       clearTimeout(hardStop);

@@ -1,9 +1,15 @@
 /**
  * The OpenAPI 3.1 document, generated from the node port schemas (the same ones `runNode` validates with), so the
  * document, `/docs` and the service cannot drift apart. Named schemas (TypeBox `$id`) become shared components.
+ *
+ * It passes Redocly's recommended rules whether or not the service requires tokens: the `bearer` scheme is always
+ * declared and every operation says whether it needs it. Integers that can go beyond 2^53 are described as what
+ * the service writes for them: a JSON integer, or with `?bigint=string` a string of decimal digits.
  */
-import { type AnyNode, describeNode } from "../core/node.js";
-import { ErrorPayloadSchema, toJsonSchema } from "../schemas/common.js";
+import type { TSchema } from "@sinclair/typebox";
+import type { AnyNode } from "../core/node.js";
+import { ErrorPayloadSchema, isExactIntegerSchema } from "../schemas/common.js";
+import { BIGINT_FORMS, BIGINT_PARAMETER } from "./integers.js";
 
 type Json = Record<string, unknown>;
 
@@ -15,13 +21,26 @@ export interface OpenApiOptions {
   version: string;
 }
 
-/** Replaces every schema that carries an `$id` with a `$ref` to `components.schemas`, collecting them there. */
-function hoist(schema: unknown, components: Json): unknown {
-  if (Array.isArray(schema)) return schema.map((item) => hoist(item, components));
+/** What an exact integer of an answer is on the wire: a JSON integer, or a digit string when asked for. */
+const DIGIT_STRING_NOTE =
+  "A JSON integer, every digit kept (it can go beyond 2^53). With `?bigint=string` one beyond 2^53 is a string of its decimal digits instead, which any JSON parser keeps exact.";
+
+/**
+ * The JSON Schema form of a TypeBox schema for the document: every schema that carries an `$id` becomes a `$ref`
+ * to `components.schemas`, collected there; in answers (`answer`), the integers that can go beyond 2^53
+ * (ExactInteger, Uint64) also admit the digit string that `?bigint=string` writes.
+ */
+function documentSchema(schema: unknown, components: Json, answer: boolean): unknown {
+  if (Array.isArray(schema)) return schema.map((item) => documentSchema(item, components, answer));
   if (schema === null || typeof schema !== "object") return schema;
   const { $id, ...rest } = schema as Json;
   const out: Json = {};
-  for (const [key, value] of Object.entries(rest)) out[key] = hoist(value, components);
+  for (const [key, value] of Object.entries(rest)) out[key] = documentSchema(value, components, answer);
+  if (answer && isExactIntegerSchema(schema as TSchema)) {
+    out.type = ["integer", "string"];
+    out.pattern = "^-?[0-9]+$";
+    out.description = out.description ? `${out.description}. ${DIGIT_STRING_NOTE}` : DIGIT_STRING_NOTE;
+  }
   if (typeof $id !== "string") return out;
   components[$id] ??= out;
   return { $ref: `#/components/schemas/${$id}` };
@@ -29,34 +48,69 @@ function hoist(schema: unknown, components: Json): unknown {
 
 const json = (schema: unknown, description: string) => ({ description, content: { "application/json": { schema } } });
 
+/** The query parameter that asks for integers beyond 2^53 as digit strings. */
+const bigintParameter = {
+  name: BIGINT_PARAMETER,
+  in: "query",
+  required: false,
+  description:
+    "How the answer writes integers beyond 2^53 (ERC-1155 quantities, token ids given as integers, Mailjet MessageIDs): `number` as bare JSON integers, every digit kept; `string` as strings of decimal digits, for a client whose JSON parser rounds such numbers (a generated client, a browser). Safe integers are numbers either way.",
+  schema: { type: "string", enum: [...BIGINT_FORMS], default: "number" },
+};
+
+/**
+ * The input ports a caller must give: those whose schema has required fields, but for the ports the operator's
+ * configuration can fill (credentials).
+ */
+function requiredPorts(node: AnyNode): string[] {
+  const optional = new Set<string>(node.filledByOperator ?? []);
+  return Object.entries(node.inputs as Record<string, TSchema>)
+    .filter(([port, schema]) => !optional.has(port) && Array.isArray(schema.required) && schema.required.length > 0)
+    .map(([port]) => port);
+}
+
 export function buildOpenApi(nodes: readonly AnyNode[], options: OpenApiOptions): Json {
   const schemas: Json = {};
   const errorOnly = {
     type: "object",
-    properties: { error: hoist(toJsonSchema(ErrorPayloadSchema), schemas) },
+    properties: { error: documentSchema(ErrorPayloadSchema, schemas, true) },
     required: ["error"],
     description: "The service's own refusal, in the shape of a node's error port",
   };
+  // Any route: the bytes were not HTTP (400, 431 for oversized headers) or did not arrive in time (408).
+  const notHttp = json(errorOnly, "The request is not valid HTTP/1.1 (400, 431), or did not arrive in time (408)");
+  const open = { security: [] };
   const paths: Json = {};
   for (const node of nodes) {
-    const described = describeNode(node);
+    const required = requiredPorts(node);
+    const ports = (which: "inputs" | "outputs") =>
+      Object.fromEntries(
+        Object.entries(node[which] as Record<string, TSchema>).map(([port, schema]) => [
+          port,
+          documentSchema(schema, schemas, which === "outputs"),
+        ]),
+      );
     const input = {
       type: "object",
       title: `${node.id} input`,
       description: "One object keyed by input port",
-      properties: hoist(described.inputs, schemas),
+      properties: ports("inputs"),
+      ...(required.length ? { required } : {}),
       additionalProperties: false,
     };
     const output = {
       type: "object",
       title: `${node.id} output`,
       description: "The node's output object, keyed by the output ports that fired",
-      properties: hoist(described.outputs, schemas),
+      properties: ports("outputs"),
       additionalProperties: false,
     };
     const responses: Json = {
       200: json(output, `\`${node.successPort}\` fired`),
-      400: json(output, "Invalid input, or a request body that is not JSON: `error` names every field and rule"),
+      400: json(
+        output,
+        "Invalid input, a request body that is not JSON, or an unknown `bigint` form: `error` names every field and rule",
+      ),
       408: json(errorOnly, "The request's headers or body did not arrive in time (`receive_timeout`)"),
       413: json(errorOnly, `The request body is larger than ${options.bodyLimitBytes} bytes`),
       500: json(output, "A bug in chainmail"),
@@ -73,7 +127,9 @@ export function buildOpenApi(nodes: readonly AnyNode[], options: OpenApiOptions)
         summary: node.title,
         description: `${node.description}\n\nVersion group \`${node.version}\`. Success port: \`${node.successPort}\`.`,
         tags: ["nodes"],
-        ...(options.auth ? { security: [{ bearer: [] }] } : {}),
+        // Without CHAINMAIL_TOKENS the node routes are open too: a bearer token is then optional (and not checked).
+        security: options.auth ? [{ bearer: [] }] : [{}, { bearer: [] }],
+        parameters: [bigintParameter],
         requestBody: { required: true, ...json(input, "The input object") },
         responses,
       },
@@ -84,7 +140,8 @@ export function buildOpenApi(nodes: readonly AnyNode[], options: OpenApiOptions)
       operationId: "listNodes",
       summary: "Every node with its input and output port schemas (JSON Schema)",
       tags: ["service"],
-      responses: { 200: json({ type: "array", items: { type: "object" } }, "Node descriptors") },
+      ...open,
+      responses: { 200: json({ type: "array", items: { type: "object" } }, "Node descriptors"), "4XX": notHttp },
     },
   };
   paths["/openapi.json"] = {
@@ -92,7 +149,8 @@ export function buildOpenApi(nodes: readonly AnyNode[], options: OpenApiOptions)
       operationId: "openapi",
       summary: "This document",
       tags: ["service"],
-      responses: { 200: json({ type: "object" }, "OpenAPI 3.1 document") },
+      ...open,
+      responses: { 200: json({ type: "object" }, "OpenAPI 3.1 document"), "4XX": notHttp },
     },
   };
   paths["/healthz"] = {
@@ -101,6 +159,7 @@ export function buildOpenApi(nodes: readonly AnyNode[], options: OpenApiOptions)
       summary:
         "Liveness; with NFT_SOURCE=index (or index+opensea) also the index's last block and lag behind the chain head",
       tags: ["service"],
+      ...open,
       responses: {
         200: json(
           {
@@ -117,11 +176,14 @@ export function buildOpenApi(nodes: readonly AnyNode[], options: OpenApiOptions)
                   head_seen_at: { type: ["string", "null"], description: "When the indexer last saw the head (UTC)" },
                   records: { type: "integer" },
                 },
+                required: ["last_block", "head_block", "lag_blocks", "head_seen_at", "records"],
               },
             },
+            required: ["status"],
           },
           "The service is up",
         ),
+        "4XX": notHttp,
         503: json(
           { type: "object" },
           "The service is shutting down (an error), or cannot read the index (`status: unavailable`)",
@@ -135,8 +197,10 @@ export function buildOpenApi(nodes: readonly AnyNode[], options: OpenApiOptions)
       summary:
         "Prometheus metrics: requests, latency, upstream attempts and retries per node; with NFT_SOURCE=index (or index+opensea) the index's last block, head, lag and rows",
       tags: ["service"],
+      ...open,
       responses: {
         200: { description: "Prometheus text format", content: { "text/plain": { schema: { type: "string" } } } },
+        "4XX": notHttp,
       },
     },
   };
@@ -147,8 +211,14 @@ export function buildOpenApi(nodes: readonly AnyNode[], options: OpenApiOptions)
       version: options.version,
       description:
         "Ethereum NFT transactions and batch email as typed nodes. `POST /nodes/<node-id>` with the input object; " +
-        "the answer is the node's output object. Integers beyond 2^53 are exact JSON integers.",
+        "the answer is the node's output object. Integers beyond 2^53 are exact JSON integers; a client whose JSON " +
+        "parser rounds them asks for `?bigint=string` and gets them as strings of decimal digits. " +
+        (options.auth
+          ? "The node routes need `Authorization: Bearer <token>` (`bearer`); the others are open."
+          : "This instance runs without tokens: every route is open (`bearer` applies once CHAINMAIL_TOKENS is set)."),
     },
+    // The origin this document was fetched from: the service serves it at its own root.
+    servers: [{ url: "/", description: "This service" }],
     tags: [
       { name: "nodes", description: "Run a node" },
       { name: "service", description: "About the service" },
@@ -156,7 +226,7 @@ export function buildOpenApi(nodes: readonly AnyNode[], options: OpenApiOptions)
     paths,
     components: {
       schemas,
-      ...(options.auth ? { securitySchemes: { bearer: { type: "http", scheme: "bearer" } } } : {}),
+      securitySchemes: { bearer: { type: "http", scheme: "bearer" } },
     },
   };
 }

@@ -80,7 +80,7 @@ function subjectLine(text: string): string {
   return line.length > 255 ? `${line.slice(0, 254)}…` : line;
 }
 
-function envelope(rule: Rule, customId: string): Omit<EmailMessage, "Subject" | "TextPart" | "HTMLPart"> {
+function envelope(rule: Rule, customId: string): Pick<EmailMessage, "From" | "To" | "Cc" | "Bcc" | "CustomID"> {
   return {
     From: rule.from,
     To: rule.mail.to,

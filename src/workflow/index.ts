@@ -6,9 +6,11 @@
  */
 
 import type { TSchema } from "@sinclair/typebox";
-import { type Config, configFrom } from "../core/config.js";
+import { type Config, configFrom, NFT_SOURCES } from "../core/config.js";
+import { ChainmailError } from "../core/errors.js";
 import type { AnyNode } from "../core/node.js";
 import type { UpstreamPool } from "../core/upstream-pool.js";
+import { nftSources } from "../sources/catalog.js";
 
 export { type ActivityCursor, type ActivityTarget, pollActivity, targetKey } from "../activity/poll.js";
 export type { Config } from "../core/config.js";
@@ -42,12 +44,26 @@ export const TUNING_SETTINGS = [
   "CHAINMAIL_RETRY_MAX_DELAY_MS",
   "CHAINMAIL_RETRY_BUDGET_MS",
   "NFTPORT_TIMEOUT_MS",
+  "OPENSEA_TIMEOUT_MS",
   "MAILJET_TIMEOUT_MS",
   "MAILJET_CONCURRENCY",
 ] as const;
 
-/** A host's config: the settings it gathered (NFT_SOURCE among them) and its HTTP engine; always Mailjet for mail. */
+/**
+ * A host's config: the settings it gathered (NFT_SOURCE among them) and its HTTP engine; always Mailjet for mail. A
+ * source that needs the own index (index, index+opensea) cannot run in a workflow package: it is refused with the
+ * way that works (a `chainmail serve` with that source, reached as the `service` source), never swapped silently.
+ */
 export function hostConfig(env: Readonly<Record<string, string | undefined>>, pool: UpstreamPool): Config {
+  const source = env.NFT_SOURCE;
+  const known = (NFT_SOURCES as readonly string[]).includes(source ?? "");
+  if (source && known && !nftSources.some((s) => s.id === source && s.portable)) {
+    throw new ChainmailError(
+      "INVALID_INPUT",
+      `NFT_SOURCE=${source} needs chainmail's own index, which a workflow package does not carry: run \`NFT_SOURCE=${source} chainmail serve\` and choose the chainmail service as the source (its URL and token).`,
+      { details: { setting: "NFT_SOURCE" } },
+    );
+  }
   return configFrom({ ...env, EMAIL_TRANSPORT: "mailjet" }, { pool });
 }
 

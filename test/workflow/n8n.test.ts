@@ -1,9 +1,11 @@
 /**
  * n8n-nodes-chainmail in a real n8n 2.41.1 under Node 24: the packed tarball installed as a community package,
  * credentials and workflows imported with n8n's CLI, workflows run with `n8n execute`, and the trigger polling in
- * `n8n start` across restarts; every call goes to the local NFTPort- and Mailjet-compatible servers and a real
- * chainmail service.
+ * `n8n start` across restarts, and every credential's test through the REST API of `n8n start` (what the editor's
+ * "Test" button calls); every call goes to the local NFTPort-, OpenSea- and Mailjet-compatible servers and real
+ * chainmail services (one over NFTPort, one over its own index with OpenSea's order book).
  */
+import { randomUUID } from "node:crypto";
 import { cpSync, mkdirSync, mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
@@ -22,10 +24,23 @@ import {
 } from "../upstreams/mailjet.js";
 import { type NftportServer, type Rec, startNftport, VALID_KEY } from "../upstreams/nftport.js";
 import { CONTRACT_721, CONTRACT_1155, HUGE_TOKEN, standardDataset } from "../upstreams/nftport-data.js";
-import { eventually, exec, installTarball, node24Env, pack, runtime, start } from "./runtimes.js";
+import { OPENSEA_KEY, type OpenSeaServer, startOpenSea } from "../upstreams/opensea.js";
+import {
+  BAYC,
+  fixture,
+  GLYPHBOTS,
+  HUGE_QUANTITY,
+  MULTI,
+  HUGE_TOKEN as OPENSEA_HUGE_TOKEN,
+  openseaDataset,
+} from "../upstreams/opensea-data.js";
+import { type IndexWithOpenSea, startIndexWithOpenSea } from "./index-with-opensea.js";
+import { type RpcNode, startRpcNode } from "./rpc-node.js";
+import { eventually, exec, freePort, installTarball, node24Env, pack, runtime, start } from "./runtimes.js";
 
 const SERVICE_TOKEN = "n8n-service-token-0123456789";
 const BAD_KEY = "ffffffff-ffff-4fff-8fff-ffffffffffff";
+const BAD_OPENSEA_KEY = "0000000000000000000000000000bad0";
 const WATCHED = "0x7777777777777777777777777777777777777777";
 const hash = (n: number) => `0x${n.toString(16).padStart(64, "0")}`;
 const transfer = (block: number): Rec => ({
@@ -42,8 +57,11 @@ const transfer = (block: number): Rec => ({
 });
 
 let nftport: NftportServer;
+let opensea: OpenSeaServer;
 let mailjet: MailjetServer;
 let service: RunningServer;
+let indexService: IndexWithOpenSea;
+let rpc: RpcNode;
 let home: string;
 let env: Record<string, string>;
 
@@ -53,12 +71,15 @@ beforeAll(async () => {
   const dataset = standardDataset();
   dataset.byContract.set(WATCHED, [transfer(3000), transfer(3001)]);
   nftport = await startNftport(dataset);
+  opensea = await startOpenSea(openseaDataset());
   mailjet = await startMailjet();
   service = await startServer({
     port: 0,
     config: testConfig({ NFTPORT_BASE_URL: nftport.url, NFTPORT_API_KEY: VALID_KEY }),
     tokens: [SERVICE_TOKEN],
   });
+  indexService = await startIndexWithOpenSea(opensea.url);
+  rpc = await startRpcNode();
   home = mkdtempSync(join(tmpdir(), "chainmail-n8n-"));
   // A user folder n8n has already migrated (scripts/ci/runtimes.sh made it), and the package as users get it.
   cpSync(runtime("N8N_USER_SEED"), join(home, "user"), { recursive: true });
@@ -75,7 +96,33 @@ beforeAll(async () => {
   writeFileSync(join(nodes, "package.json"), '{"private":true}');
   await installTarball(nodes, await pack("n8n-nodes-chainmail"), env);
 
-  const credentials = [
+  writeFileSync(join(home, "credentials.json"), JSON.stringify(credentials()));
+  await n8n(["import:credentials", `--input=${join(home, "credentials.json")}`]);
+  const workflows = join(home, "workflows");
+  mkdirSync(workflows);
+  for (const workflow of [everyOperation(), failing(), watching(), watchingOpenSea()]) {
+    writeFileSync(join(workflows, `${workflow.id}.json`), JSON.stringify(workflow));
+  }
+  await n8n(["import:workflow", "--separate", `--input=${workflows}`]);
+  // Imported workflows are drafts: the trigger's runs once published.
+  await n8n(["publish:workflow", "--id=watching"]);
+  await n8n(["publish:workflow", "--id=watchingOpenSea"]);
+}, 300_000);
+
+afterAll(async () => {
+  await service?.close();
+  await indexService?.close();
+  await nftport?.close();
+  await opensea?.close();
+  await rpc?.close();
+  await mailjet?.close();
+  if (home) rmSync(home, { recursive: true, force: true });
+});
+
+/** Every credential the workflows use, each good one with a refused twin (for the credential tests). */
+function credentials() {
+  const serviceData = (baseUrl: string, token: string) => ({ baseUrl, token });
+  return [
     { id: "nftport", name: "NFTPort", type: "chainmailNftPortApi", data: { apiKey: VALID_KEY, baseUrl: nftport.url } },
     {
       id: "nftportbad",
@@ -84,10 +131,35 @@ beforeAll(async () => {
       data: { apiKey: BAD_KEY, baseUrl: nftport.url },
     },
     {
-      id: "service",
-      name: "Service",
+      id: "opensea",
+      name: "OpenSea",
+      type: "chainmailOpenSeaApi",
+      data: { apiKey: OPENSEA_KEY, baseUrl: opensea.url },
+    },
+    {
+      id: "opensearpc",
+      name: "OpenSea with an RPC node",
+      type: "chainmailOpenSeaApi",
+      data: { apiKey: OPENSEA_KEY, baseUrl: opensea.url, rpcUrl: rpc.url },
+    },
+    {
+      id: "openseabad",
+      name: "OpenSea bad",
+      type: "chainmailOpenSeaApi",
+      data: { apiKey: BAD_OPENSEA_KEY, baseUrl: opensea.url },
+    },
+    { id: "service", name: "Service", type: "chainmailServiceApi", data: serviceData(service.url, SERVICE_TOKEN) },
+    {
+      id: "servicebad",
+      name: "Service bad",
       type: "chainmailServiceApi",
-      data: { baseUrl: service.url, token: SERVICE_TOKEN },
+      data: serviceData(service.url, "not-its-token"),
+    },
+    {
+      id: "indexopensea",
+      name: "Service index+opensea",
+      type: "chainmailServiceApi",
+      data: serviceData(indexService.url, indexService.token),
     },
     {
       id: "mailjet",
@@ -95,27 +167,21 @@ beforeAll(async () => {
       type: "chainmailMailjetApi",
       data: { apiKey: MJ_KEY, secretKey: MJ_SECRET, baseUrl: mailjet.url },
     },
+    {
+      id: "mailjetbad",
+      name: "Mailjet bad",
+      type: "chainmailMailjetApi",
+      data: { apiKey: MJ_KEY, secretKey: "not-its-secret", baseUrl: mailjet.url },
+    },
   ];
-  writeFileSync(join(home, "credentials.json"), JSON.stringify(credentials));
-  await n8n(["import:credentials", `--input=${join(home, "credentials.json")}`]);
-  const workflows = join(home, "workflows");
-  mkdirSync(workflows);
-  for (const workflow of [everyOperation(), failing(), watching()]) {
-    writeFileSync(join(workflows, `${workflow.id}.json`), JSON.stringify(workflow));
-  }
-  await n8n(["import:workflow", "--separate", `--input=${workflows}`]);
-  // Imported workflows are drafts: the trigger's runs once published.
-  await n8n(["publish:workflow", "--id=watching"]);
-}, 300_000);
-
-afterAll(async () => {
-  await service?.close();
-  await nftport?.close();
-  await mailjet?.close();
-  if (home) rmSync(home, { recursive: true, force: true });
-});
+}
 
 const credential = (type: string, id: string) => ({ [type]: { id, name: id } });
+const SOURCE_CREDENTIALS: Record<string, [string, string]> = {
+  nftport: ["chainmailNftPortApi", "nftport"],
+  opensea: ["chainmailOpenSeaApi", "opensea"],
+  service: ["chainmailServiceApi", "service"],
+};
 const at = (x: number) => [x, 0];
 const nft = (name: string, parameters: Record<string, unknown>, extra: Record<string, unknown> = {}) => ({
   id: name,
@@ -124,10 +190,7 @@ const nft = (name: string, parameters: Record<string, unknown>, extra: Record<st
   typeVersion: 1,
   position: at(200),
   parameters,
-  credentials:
-    parameters.source === "service"
-      ? credential("chainmailServiceApi", "service")
-      : credential("chainmailNftPortApi", "nftport"),
+  credentials: credential(...SOURCE_CREDENTIALS[parameters.source as string]!),
   ...extra,
 });
 const message = (subject: string, to = `${subject}@example.com`) => ({
@@ -208,6 +271,54 @@ function everyOperation() {
       returnAll: false,
       limit: 3,
     }),
+    nft("OpenSea Contract", {
+      source: "opensea",
+      operation: "getByContract",
+      contractAddress: MULTI,
+      returnAll: true,
+    }),
+    nft("OpenSea Bids", {
+      source: "opensea",
+      operation: "getByContract",
+      contractAddress: BAYC,
+      types: ["bid", "list"],
+      returnAll: false,
+      limit: 5,
+    }),
+    {
+      ...nft(
+        "OpenSea Refused",
+        {
+          source: "opensea",
+          operation: "getByToken",
+          contractAddress: MULTI,
+          nftId: OPENSEA_HUGE_TOKEN,
+          returnAll: true,
+        },
+        { onError: "continueErrorOutput" },
+      ),
+      credentials: credential("chainmailOpenSeaApi", "openseabad"),
+    },
+    {
+      ...nft("OpenSea With Blocks", {
+        source: "opensea",
+        operation: "getByContract",
+        contractAddress: MULTI,
+        types: ["transfer"],
+        returnAll: true,
+      }),
+      credentials: credential("chainmailOpenSeaApi", "opensearpc"),
+    },
+    {
+      ...nft("Index And OpenSea", {
+        source: "service",
+        operation: "getByContract",
+        contractAddress: BAYC,
+        returnAll: false,
+        limit: 5,
+      }),
+      credentials: credential("chainmailServiceApi", "indexopensea"),
+    },
     nft(
       "Bad Input",
       { source: "nftport", operation: "getByContract", contractAddress: "0x1234", returnAll: false, limit: 1 },
@@ -243,6 +354,11 @@ function everyOperation() {
       ["Start", "On Chain"],
       ["Start", "Raw Page"],
       ["Start", "Via Service"],
+      ["Start", "OpenSea Contract"],
+      ["Start", "OpenSea Bids"],
+      ["Start", "OpenSea Refused"],
+      ["Start", "OpenSea With Blocks"],
+      ["Start", "Index And OpenSea"],
       ["Start", "Bad Input"],
       ["Start", "Email Json"],
       ["By Token", "To Messages"],
@@ -303,6 +419,38 @@ function watching() {
       email("Mail Each", { messagesFrom: "json", request }),
     ],
     connections: connect([["Watch", "Mail Each"]]),
+    settings: {},
+  };
+}
+
+/** The trigger on OpenSea's GLYPHBOTS, each new record mailed with its kind and date as the subject. */
+function watchingOpenSea() {
+  const request = `={{ ${JSON.stringify({ Messages: [message("SUBJECT", "opensea@example.org")] }).replace(
+    '"SUBJECT"',
+    "'opensea ' + $json.type + ' ' + $json.transaction_date",
+  )} }}`;
+  return {
+    id: "watchingOpenSea",
+    name: "watching OpenSea",
+    active: true,
+    nodes: [
+      {
+        id: "Watch OpenSea",
+        name: "Watch OpenSea",
+        type: "n8n-nodes-chainmail.chainmailTrigger",
+        typeVersion: 1,
+        position: at(0),
+        parameters: {
+          source: "opensea",
+          watch: "contract",
+          contractAddress: GLYPHBOTS,
+          pollTimes: { item: [{ mode: "everyHour" }] },
+        },
+        credentials: credential("chainmailOpenSeaApi", "opensea"),
+      },
+      email("Mail Each", { messagesFrom: "json", request }),
+    ],
+    connections: connect([["Watch OpenSea", "Mail Each"]]),
     settings: {},
   };
 }
@@ -389,6 +537,64 @@ describe("n8n-nodes-chainmail in n8n 2.41.1", () => {
     expect(main(run.runData, "Via Service").map((item) => item.json)).toEqual(direct);
   });
 
+  it("OpenSea: one item per record, a quantity beyond 2^63 as an exact string", () => {
+    const items = main(run.runData, "OpenSea Contract");
+    expect(items.map((item) => item.json.type)).toEqual(["list", "transfer", "sale"]);
+    for (const item of items) {
+      expect(item.json.quantity).toBe(String(HUGE_QUANTITY));
+      expect(item.json.nft?.token_id ?? item.json.token_id).toBe(OPENSEA_HUGE_TOKEN);
+      expect(item.pairedItem).toEqual({ item: 0 });
+    }
+    // The credential's key, as X-API-KEY, on every call n8n made for it.
+    const calls = opensea.requests.filter((r) => r.apiKey !== BAD_OPENSEA_KEY);
+    expect(calls.length).toBeGreaterThan(0);
+    expect(calls.every((r) => r.apiKey === OPENSEA_KEY)).toBe(true);
+  });
+
+  it("OpenSea with an RPC node: each record's block from it, which never gets the OpenSea key", () => {
+    const items = main(run.runData, "OpenSea With Blocks");
+    expect(items).toHaveLength(1);
+    expect(items[0]!.json).toMatchObject({
+      type: "transfer",
+      block_number: rpc.block.number,
+      block_hash: rpc.block.hash,
+    });
+    expect(rpc.requests.length).toBeGreaterThan(0);
+    for (const request of rpc.requests) {
+      expect(request.methods.every((method) => method === "eth_getTransactionByHash")).toBe(true);
+      expect(request.headers["x-api-key"]).toBeUndefined();
+      expect(JSON.stringify(request.headers)).not.toContain(OPENSEA_KEY);
+    }
+  });
+
+  it("OpenSea's order book: bids and listings, as many as the limit", () => {
+    const items = main(run.runData, "OpenSea Bids");
+    expect(items).toHaveLength(5);
+    for (const { json } of items) {
+      expect(["bid", "list"]).toContain(json.type);
+      expect(json.marketplace).toBe("opensea");
+      expect(json.bidder_address ?? json.lister_address).toMatch(/^0x[0-9a-f]{40}$/);
+    }
+  });
+
+  it("OpenSea refusing the key (401): the item on the error output with chainmail's message and code", () => {
+    expect(main(run.runData, "OpenSea Refused", 0)).toHaveLength(0);
+    const [failure] = main(run.runData, "OpenSea Refused", 1);
+    expect(failure!.json.details.code).toBe("upstream_auth");
+    expect(failure!.json.details.status).toBe(401);
+    expect(failure!.json.details.upstream).toBe("OpenSea");
+    expect(failure!.json.error).toContain("OpenSea");
+    expect(run.text).not.toContain(BAD_OPENSEA_KEY);
+    expect(run.text).not.toContain(OPENSEA_KEY);
+  });
+
+  it("index+opensea through a chainmail service: the index's transfer and OpenSea's bids in one stream", () => {
+    const items = main(run.runData, "Index And OpenSea").map((item) => item.json);
+    expect(items).toHaveLength(5);
+    expect(items[0]).toMatchObject({ type: "transfer", transaction_hash: indexService.newestTransfer });
+    expect(items.slice(1).map((record) => record.type)).toEqual(["bid", "bid", "bid", "bid"]);
+  });
+
   it("bad input goes to the error output with chainmail's message and code", () => {
     expect(main(run.runData, "Bad Input", 0)).toHaveLength(0);
     const [failure] = main(run.runData, "Bad Input", 1);
@@ -427,7 +633,10 @@ describe("n8n-nodes-chainmail in n8n 2.41.1", () => {
 });
 
 describe("chainmailTrigger in n8n start", () => {
-  const mailed = () => mailjet.deliveries.map((d) => String(d.subject)).filter((subject) => subject.startsWith("0x"));
+  const subjects = () => mailjet.deliveries.map((d) => String(d.subject));
+  const mailed = () => subjects().filter((subject) => subject.startsWith("0x"));
+  const mailedOpenSea = () => subjects().filter((subject) => subject.startsWith("opensea "));
+  const polledOpenSea = () => opensea.requests.filter((r) => r.path === "/api/v2/events/collection/glyphbots").length;
 
   it("notes where the activity stands, then mails each new record once across restarts", async () => {
     const run = async (then: () => Promise<void>) => {
@@ -440,19 +649,109 @@ describe("chainmailTrigger in n8n start", () => {
       }
     };
     const settle = (ms: number) => () => new Promise<void>((resolve) => setTimeout(resolve, ms));
-    // First start: the activation poll only notes the newest record.
-    await run(settle(3_000));
+    // First start: the activation polls only note the newest records.
+    await run(async () => {
+      await eventually(() => polledOpenSea() > 0, "the OpenSea trigger's first poll", 60_000);
+      await settle(3_000)();
+    });
     expect(mailed()).toEqual([]);
+    expect(mailedOpenSea()).toEqual([]);
 
     nftport.add(WATCHED, [transfer(3002), transfer(3003)]);
+    // On OpenSea, a new listing and a new sale of GLYPHBOTS (real events, a minute after its newest).
+    const [listing] = fixture("glyphbots-events-by-collection.json").asset_events;
+    const sale = fixture("glyphbots-events-by-nft.json").asset_events.find((e) => e.event_type === "sale")!;
+    const newest = Number(listing!.event_timestamp);
+    opensea.add("glyphbots", [
+      { ...listing, event_timestamp: newest + 60 },
+      { ...sale, event_timestamp: newest + 61, transaction: `0x${"5a".repeat(32)}` },
+    ]);
+    const openSeaMails = ["list", "sale"].map(
+      (type, i) => `opensea ${type} ${new Date((newest + 60 + i) * 1000).toISOString().slice(0, 19)}`,
+    );
     await run(async () => {
       await eventually(() => mailed().length >= 2, "the two new records mailed", 60_000);
+      await eventually(() => mailedOpenSea().length >= 2, "OpenSea's new listing and sale mailed", 60_000);
       await settle(2_000)();
     });
     expect(mailed().sort()).toEqual([hash(3002), hash(3003)]);
+    expect(mailedOpenSea().sort()).toEqual(openSeaMails);
 
     // Third start: nothing new, nothing mailed again.
     await run(settle(5_000));
     expect(mailed().sort()).toEqual([hash(3002), hash(3003)]);
+    expect(mailedOpenSea().sort()).toEqual(openSeaMails);
+  }, 300_000);
+});
+
+/**
+ * Each credential's `test` as n8n runs it when a user presses "Test" in the editor: `POST /rest/credentials/test` of
+ * a running `n8n start`, as its owner (set up through `POST /rest/owner/setup`, the first-run form's call).
+ */
+describe("credential tests in n8n start", () => {
+  it("each credential's test passes with the right values and fails with refused ones", async () => {
+    const port = await freePort();
+    const server = start(runtime("N8N"), ["start"], {
+      ...env,
+      N8N_PORT: String(port),
+      N8N_LISTEN_ADDRESS: "127.0.0.1",
+    });
+    try {
+      await server.waitFor(/Editor is now accessible/, 120_000);
+      const rest = `http://127.0.0.1:${port}/rest`;
+      // n8n binds its login cookie to the browser that got it.
+      const headers: Record<string, string> = { "content-type": "application/json", "browser-id": randomUUID() };
+      const setup = await fetch(`${rest}/owner/setup`, {
+        method: "POST",
+        headers,
+        body: JSON.stringify({
+          email: "owner@chainmail.test",
+          firstName: "Chain",
+          lastName: "Mail",
+          password: "Chainmail-ci-0",
+        }),
+      });
+      expect(setup.status, await setup.clone().text()).toBe(200);
+      headers.cookie = setup.headers
+        .getSetCookie()
+        .map((cookie) => cookie.split(";")[0])
+        .join("; ");
+      const outcomes: Record<string, { status: string; message: string }> = {};
+      for (const tested of credentials()) {
+        const answer = await fetch(`${rest}/credentials/test`, {
+          method: "POST",
+          headers,
+          body: JSON.stringify({ credentials: tested }),
+        });
+        const text = await answer.text();
+        expect(answer.status, text).toBe(200);
+        outcomes[tested.id] = JSON.parse(text).data;
+      }
+      const ok = { status: "OK", message: "Connection successful!" };
+      // The upstream's refusal (401 or 403), as n8n words it.
+      const refused = { status: "Error", message: expect.stringMatching(/^(Unauthorized|Forbidden)$/) };
+      expect(outcomes).toMatchObject({
+        nftport: ok,
+        nftportbad: refused,
+        opensea: ok,
+        opensearpc: ok,
+        openseabad: refused,
+        service: ok,
+        servicebad: refused,
+        indexopensea: ok,
+        mailjet: ok,
+        mailjetbad: refused,
+      });
+      // Each test asked the upstream with the credential's own authentication.
+      // (n8n asks a refused credential's test twice.)
+      const keys = opensea.requests.filter((r) => r.path === "/api/v2/events").map((r) => r.apiKey);
+      expect([...new Set(keys)]).toEqual([OPENSEA_KEY, BAD_OPENSEA_KEY]);
+      expect(keys.filter((key) => key === OPENSEA_KEY)).toHaveLength(2);
+      for (const secret of [BAD_KEY, BAD_OPENSEA_KEY, OPENSEA_KEY, MJ_SECRET, SERVICE_TOKEN]) {
+        expect(JSON.stringify(outcomes)).not.toContain(secret);
+      }
+    } finally {
+      await server.stop();
+    }
   }, 300_000);
 });

@@ -1,8 +1,8 @@
 /**
  * node-red-contrib-chainmail in a real headless Node-RED 5 under Node 24: the packed tarball installed alone into
  * the user folder, flows deployed through the admin API, inputs injected through it, every output port wired to a
- * local sink that records what each port sent; the upstreams are the local NFTPort- and Mailjet-compatible servers
- * and a real chainmail service.
+ * local sink that records what each port sent; the upstreams are the local NFTPort-, OpenSea- and Mailjet-compatible
+ * servers and real chainmail services (one over NFTPort, one over its own index with OpenSea's order book).
  */
 
 import { mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";
@@ -16,11 +16,24 @@ import { testConfig } from "../helpers.js";
 import { type MailjetServer, API_KEY as MJ_KEY, SECRET_KEY as MJ_SECRET, startMailjet } from "../upstreams/mailjet.js";
 import { type NftportServer, type Rec, startNftport, VALID_KEY } from "../upstreams/nftport.js";
 import { CONTRACT_721, CONTRACT_1155, HUGE_TOKEN, standardDataset } from "../upstreams/nftport-data.js";
-import { eventually, installTarball, node24Env, pack, type Running, runtime, start } from "./runtimes.js";
+import { OPENSEA_KEY, type OpenSeaServer, startOpenSea } from "../upstreams/opensea.js";
+import {
+  BAYC,
+  fixture,
+  GLYPHBOTS,
+  HUGE_QUANTITY,
+  MULTI,
+  HUGE_TOKEN as OPENSEA_HUGE_TOKEN,
+  openseaDataset,
+} from "../upstreams/opensea-data.js";
+import { type IndexWithOpenSea, startIndexWithOpenSea } from "./index-with-opensea.js";
+import { eventually, freePort, installTarball, node24Env, pack, type Running, runtime, start } from "./runtimes.js";
 
 const SERVICE_TOKEN = "node-red-service-token-0123456789";
 /** Not an NFTPort key at all: NFTPort answers 401 invalid_api_key. */
 const BAD_KEY = "not-an-nftport-key-0123456789";
+/** Not OpenSea's key: it answers 401. */
+const BAD_OPENSEA_KEY = "not-an-opensea-key-0123456789";
 const WATCHED = "0x8888888888888888888888888888888888888888";
 const hash = (n: number) => `0x${n.toString(16).padStart(64, "0")}`;
 const transfer = (block: number): Rec => ({
@@ -42,8 +55,10 @@ interface Received {
 }
 
 let nftport: NftportServer;
+let opensea: OpenSeaServer;
 let mailjet: MailjetServer;
 let service: RunningServer;
+let indexService: IndexWithOpenSea;
 let sink: Server;
 let sinkUrl: string;
 const received: Received[] = [];
@@ -55,19 +70,11 @@ let nodeRed: Running | undefined;
 const at = (path: string) => received.filter((r) => r.path === path).map((r) => JSON.parse(r.body));
 const textAt = (path: string) => received.filter((r) => r.path === path).map((r) => r.body);
 
-async function freePort(): Promise<number> {
-  const probe = createServer();
-  await new Promise<void>((resolve) => probe.listen(0, "127.0.0.1", resolve));
-  const { port } = probe.address() as AddressInfo;
-  await new Promise((resolve) => probe.close(resolve));
-  return port;
-}
-
 async function startNodeRed() {
   nodeRed = start(
     runtime("NODE_RED"),
     ["--userDir", userDir, "--port", String(port), "--settings", join(userDir, "settings.js")],
-    node24Env({ NFTPORT_BASE_URL: nftport.url, MAILJET_BASE_URL: mailjet.url }),
+    node24Env({ NFTPORT_BASE_URL: nftport.url, OPENSEA_BASE_URL: opensea.url, MAILJET_BASE_URL: mailjet.url }),
   );
   await nodeRed.waitFor(/Started flows|Server now running/, 60_000);
 }
@@ -150,6 +157,23 @@ function flows() {
       serviceUrl: service.url,
       credentials: { serviceToken: SERVICE_TOKEN },
     },
+    // OpenSea's origin left empty: OPENSEA_BASE_URL of Node-RED's environment.
+    {
+      id: "cfg-opensea",
+      type: "chainmail-config",
+      name: "opensea",
+      source: "opensea",
+      credentials: { openseaApiKey: OPENSEA_KEY },
+    },
+    // index+opensea: a chainmail service over its own index with OpenSea's order book.
+    {
+      id: "cfg-index-opensea",
+      type: "chainmail-config",
+      name: "index+opensea",
+      source: "service",
+      serviceUrl: indexService.url,
+      credentials: { serviceToken: indexService.token },
+    },
     ...scenario("noconfig", "chainmail-nft-transactions-by-token", {
       query: { contract_address: CONTRACT_1155, token_id: HUGE_TOKEN, type: ["mint"], page_size: 3 },
       params: { api_key: VALID_KEY },
@@ -177,6 +201,30 @@ function flows() {
         query: { contract_address: CONTRACT_1155, token_id: HUGE_TOKEN, type: ["mint"], page_size: 3 },
       },
       "cfg-service",
+    ),
+    ...scenario(
+      "opensea",
+      "chainmail-nft-transactions-by-contract",
+      { query: { contract_address: MULTI } },
+      "cfg-opensea",
+    ),
+    ...scenario(
+      "openseabids",
+      "chainmail-nft-transactions-by-contract",
+      { query: { contract_address: BAYC, type: ["bid", "list"], page_size: 5 } },
+      "cfg-opensea",
+    ),
+    ...scenario(
+      "opensearefused",
+      "chainmail-nft-transactions-by-token",
+      { query: { contract_address: MULTI, token_id: OPENSEA_HUGE_TOKEN }, params: { api_key: BAD_OPENSEA_KEY } },
+      "cfg-opensea",
+    ),
+    ...scenario(
+      "indexopensea",
+      "chainmail-nft-transactions-by-contract",
+      { query: { contract_address: BAYC, page_size: 5 } },
+      "cfg-index-opensea",
     ),
     ...scenario(
       "email",
@@ -209,6 +257,21 @@ function flows() {
       wires: [["watch-sink-0"]],
     },
     ...sinkNodes("watch", 1),
+    {
+      id: "watchos",
+      type: "chainmail-activity",
+      z: "tab",
+      name: "watch opensea",
+      config: "cfg-opensea",
+      kind: "contract",
+      contractAddress: GLYPHBOTS,
+      types: "all",
+      interval: "1",
+      x: 100,
+      y: 350,
+      wires: [["watchos-sink-0"]],
+    },
+    ...sinkNodes("watchos", 1),
     // Every status any node shows, to check that no secret is ever in one.
     { id: "statuses", type: "status", z: "tab", scope: null, x: 100, y: 400, wires: [["status-payload"]] },
     {
@@ -228,12 +291,14 @@ beforeAll(async () => {
   const dataset = standardDataset();
   dataset.byContract.set(WATCHED, [transfer(5000), transfer(5001)]);
   nftport = await startNftport(dataset);
+  opensea = await startOpenSea(openseaDataset());
   mailjet = await startMailjet();
   service = await startServer({
     port: 0,
     config: testConfig({ NFTPORT_BASE_URL: nftport.url, NFTPORT_API_KEY: VALID_KEY }),
     tokens: [SERVICE_TOKEN],
   });
+  indexService = await startIndexWithOpenSea(opensea.url);
   sink = createServer((req, res) => {
     let body = "";
     req.setEncoding("utf8");
@@ -266,11 +331,14 @@ beforeAll(async () => {
     body: JSON.stringify(flows()),
   });
   await nodeRed!.waitFor(/Started flows/, 30_000, deployed);
-  for (const name of ["noconfig", "configured", "badinput", "refused", "service", "email"]) {
+  const cases = ["noconfig", "configured", "badinput", "refused", "service", "email"];
+  const openseaCases = ["opensea", "openseabids", "opensearefused", "indexopensea"];
+  for (const name of [...cases, ...openseaCases]) {
     await admin(`/inject/${name}-inject`, { method: "POST" });
   }
-  const answered = () => received.filter((r) => !/^\/(statuses|watch)\//.test(r.path));
-  await eventually(() => answered().length >= 10, "every case to answer").catch((error: Error) => {
+  const answered = () => received.filter((r) => !/^\/(statuses|watch|watchos)\//.test(r.path));
+  // Two ports each (data or error, and response), one (error) for bad input.
+  await eventually(() => answered().length >= 19, "every case to answer").catch((error: Error) => {
     const paths = answered().map((r) => r.path);
     throw new Error(
       `${error.message}; the sink got ${paths.join(", ")}; Node-RED said:\n${nodeRed?.output().slice(-3000)}`,
@@ -281,7 +349,9 @@ beforeAll(async () => {
 afterAll(async () => {
   await nodeRed?.stop();
   await service?.close();
+  await indexService?.close();
   await nftport?.close();
+  await opensea?.close();
   await mailjet?.close();
   await new Promise((resolve) => sink?.close(resolve));
   if (userDir) rmSync(userDir, { recursive: true, force: true });
@@ -343,6 +413,52 @@ describe("node-red-contrib-chainmail in Node-RED 5", () => {
     expect(at("/service/0")[0].transactions).toEqual(at("/noconfig/0")[0].transactions);
   });
 
+  it("OpenSea (its key from the config node, its origin from OPENSEA_BASE_URL): records with a quantity beyond 2^63 exact", () => {
+    const [data] = at("/opensea/0");
+    expect(data.transactions.map((r: { type: string }) => r.type)).toEqual(["list", "transfer", "sale"]);
+    expect(at("/opensea/2")).toEqual([]);
+    // Every digit, as a decimal string, on the wire out of Node-RED.
+    for (const record of data.transactions) expect(record.quantity).toBe(String(HUGE_QUANTITY));
+    expect(textAt("/opensea/0")[0]).toContain(`"quantity":"${HUGE_QUANTITY}"`);
+    expect(data.transactions[0].nft.token_id).toBe(OPENSEA_HUGE_TOKEN);
+    expect(at("/opensea/1")[0].status).toBe(200);
+    expect(opensea.requests.every((r) => r.apiKey === OPENSEA_KEY || r.apiKey === BAD_OPENSEA_KEY)).toBe(true);
+  });
+
+  it("OpenSea's order book: bids and listings with their makers and prices", () => {
+    const [data] = at("/openseabids/0");
+    expect(data.transactions).toHaveLength(5);
+    for (const record of data.transactions) {
+      expect(["bid", "list"]).toContain(record.type);
+      expect(record.marketplace).toBe("opensea");
+      expect(record.price_details.asset_type).toMatch(/^(ETH|ERC20)$/);
+      expect(record.bidder_address ?? record.lister_address).toMatch(/^0x[0-9a-f]{40}$/);
+    }
+    expect(data.continuation).not.toBe("");
+  });
+
+  it("OpenSea refusing the key (401): the error port names it, the response port has the 401, the key is nowhere", () => {
+    const [error] = at("/opensearefused/2");
+    expect(error.details.code).toBe("upstream_auth");
+    expect(error.details.upstream).toBe("OpenSea");
+    expect(at("/opensearefused/1")[0].status).toBe(401);
+    expect(at("/opensearefused/0")).toEqual([]);
+    for (const secret of [BAD_OPENSEA_KEY, OPENSEA_KEY]) {
+      for (const r of received) expect(r.body).not.toContain(secret);
+      expect(nodeRed!.output()).not.toContain(secret);
+    }
+    const credentials = readFileSync(join(userDir, "flows_cred.json"), "utf8");
+    expect(credentials).not.toContain(OPENSEA_KEY);
+  });
+
+  it("index+opensea through a chainmail service: the index's on-chain records and OpenSea's bids in one stream", () => {
+    const [data] = at("/indexopensea/0");
+    expect(data.transactions).toHaveLength(5);
+    expect(data.transactions[0]).toMatchObject({ type: "transfer", transaction_hash: indexService.newestTransfer });
+    expect(data.transactions.slice(1).map((r: { type: string }) => r.type)).toEqual(["bid", "bid", "bid", "bid"]);
+    expect(data.continuation).not.toBe("");
+  });
+
   it("email: one result per message, MessageIDs as exact strings, each message sent once", () => {
     const [sent] = at("/email/0");
     expect(sent.Messages.map((m: { Status: string }) => m.Status)).toEqual(["success", "success"]);
@@ -368,5 +484,27 @@ describe("node-red-contrib-chainmail in Node-RED 5", () => {
     await eventually(() => sent().length >= 3, "the records added while stopped");
     await new Promise((resolve) => setTimeout(resolve, 2_500));
     expect(sent()).toEqual([hash(5002), hash(5003), hash(5004)]);
+  }, 120_000);
+
+  it("activity over OpenSea: a contract's new listings and sales once each, across the restart", async () => {
+    const sent = () => at("/watchos/0");
+    const polled = () =>
+      at("/statuses/0").filter((status) => status.source?.id === "watchos" && /^\d+ new/.test(status.text));
+    // Polling since the deploy, and through the restart above: nothing new yet, nothing sent.
+    await eventually(() => polled().length > 0, "a poll of OpenSea");
+    expect(sent()).toEqual([]);
+    const [listing] = fixture("glyphbots-events-by-collection.json").asset_events;
+    const sale = fixture("glyphbots-events-by-nft.json").asset_events.find((e) => e.event_type === "sale")!;
+    const newest = Number(listing!.event_timestamp);
+    opensea.add("glyphbots", [
+      { ...listing, event_timestamp: newest + 60 },
+      { ...sale, event_timestamp: newest + 61, transaction: `0x${"5a".repeat(32)}` },
+    ]);
+    await eventually(() => sent().length >= 2, "the new listing and sale");
+    const polls = polled().length;
+    await eventually(() => polled().length >= polls + 2, "two more polls");
+    expect(sent().map((record) => record.type)).toEqual(["list", "sale"]);
+    expect(sent()[1].transaction_hash).toBe(`0x${"5a".repeat(32)}`);
+    for (const r of received) expect(r.body).not.toContain(OPENSEA_KEY);
   }, 120_000);
 });

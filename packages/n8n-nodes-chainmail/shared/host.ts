@@ -28,16 +28,23 @@ import {
 
 type Functions = IExecuteFunctions | IPollFunctions;
 
-/** The n8n credential of each source and transport a package offers (their names are part of the package's API). */
+/**
+ * The n8n credential of each source and transport a package offers (their names are part of the package's API), in
+ * the order a node lists the sources.
+ */
 export const CREDENTIALS: Record<string, string> = {
   nftport: "chainmailNftPortApi",
+  opensea: "chainmailOpenSeaApi",
   service: "chainmailServiceApi",
   mailjet: "chainmailMailjetApi",
 };
 
-/** Sources the nodes offer: the portable ones that have a credential here. */
+/** Sources the nodes offer: the portable ones that have a credential here, in CREDENTIALS' order. */
 export const nodeSources = (): SourceEntry[] =>
-  nftSources.filter((source) => source.portable && Object.hasOwn(CREDENTIALS, source.id));
+  Object.keys(CREDENTIALS).flatMap((id) => nftSources.filter((source) => source.id === id && source.portable));
+
+/** Headers chainmail sets for a key that the credential sets instead (n8n's generic authentication). */
+const CREDENTIAL_HEADERS = new Set(["authorization", "x-api-key"]);
 
 /** Error codes of a connection that failed, as axios and Node report them; the first one found wins. */
 const TIMEOUT_CODES = new Set(["ECONNABORTED", "ETIMEDOUT"]);
@@ -56,31 +63,43 @@ function codeOf(error: unknown): { code: string; timeout: boolean } {
   return { code: found ?? "UNKNOWN", timeout: found !== undefined && TIMEOUT_CODES.has(found) };
 }
 
+/** Whether `url` is under the origin `baseUrl` (a path below it, or it exactly; not a longer host name). */
+function isUnder(url: string, baseUrl: string): boolean {
+  const base = baseUrl.replace(/\/+$/, "");
+  return base !== "" && (url === base || url.startsWith(`${base}/`) || url.startsWith(`${base}?`));
+}
+
 /**
- * Upstream calls through `httpRequestWithAuthentication` with `credential`: n8n adds the credential's header
- * (chainmail's own is left out), applies its proxy and SSRF settings, and records the call. Any status comes back
- * as an answer; the body as the bytes that came, so that integers beyond 2^53 are read exactly.
+ * Upstream calls through n8n's request helpers, which apply its proxy and SSRF settings and record the call. A call
+ * to the credential's own API (under `baseUrl`) goes through `httpRequestWithAuthentication` with `credential`: n8n
+ * adds the credential's header (chainmail's own is left out). Any other call (OpenSea's optional Ethereum RPC node)
+ * goes through `httpRequest` with chainmail's headers alone, so that the credential's key never leaves for another
+ * host. Any status comes back as an answer; the body as the bytes that came, so that integers beyond 2^53 are read
+ * exactly.
  */
-export function n8nPool(fns: Functions, credential: string): UpstreamPool {
+export function n8nPool(fns: Functions, credential: string, baseUrl: string): UpstreamPool {
   return {
     exchange(request) {
+      const own = isUnder(request.url, baseUrl);
       const headers: IDataObject = {};
       for (const [name, value] of Object.entries(request.headers ?? {})) {
-        if (name.toLowerCase() !== "authorization") headers[name] = value;
+        if (!own || !CREDENTIAL_HEADERS.has(name.toLowerCase())) headers[name] = value;
       }
-      const sent: Promise<{ statusCode: number; headers: IDataObject; body: unknown }> =
-        fns.helpers.httpRequestWithAuthentication.call(fns, credential, {
-          method: request.method,
-          url: request.url,
-          headers,
-          ...(request.body === undefined ? {} : { body: request.body }),
-          timeout: request.timeoutMs,
-          returnFullResponse: true,
-          ignoreHttpStatusErrors: true,
-          encoding: "arraybuffer",
-          json: false,
-          ...(request.signal ? { abortSignal: request.signal } : {}),
-        });
+      const options = {
+        method: request.method,
+        url: request.url,
+        headers,
+        ...(request.body === undefined ? {} : { body: request.body }),
+        timeout: request.timeoutMs,
+        returnFullResponse: true,
+        ignoreHttpStatusErrors: true,
+        encoding: "arraybuffer" as const,
+        json: false,
+        ...(request.signal ? { abortSignal: request.signal } : {}),
+      };
+      const sent: Promise<{ statusCode: number; headers: IDataObject; body: unknown }> = own
+        ? fns.helpers.httpRequestWithAuthentication.call(fns, credential, options)
+        : fns.helpers.httpRequest(options);
       // A failure goes back to chainmail's HTTP client, which makes the node's error of it (an n8n error, where the
       // node reports it); what reaches it here is only the kind of failure and its code, never n8n's error text.
       return sent.then(answerOf, (error: unknown) => Promise.reject(engineError(error)));
@@ -113,8 +132,11 @@ export async function configFor(fns: Functions, kind: "source" | "mail", id: str
   const credential = CREDENTIALS[id];
   if (!entry || !credential) throw new NodeOperationError(fns.getNode(), `Unknown ${kind} "${id}"`);
   const values = (await fns.getCredentials(credential)) as Record<string, unknown>;
-  const env = settingsEnv(entry, values, kind === "source" ? "NFT_SOURCE" : "EMAIL_TRANSPORT");
-  return hostConfig(env, n8nPool(fns, credential));
+  const variable = kind === "source" ? "NFT_SOURCE" : "EMAIL_TRANSPORT";
+  const env = settingsEnv(entry, values, variable);
+  // The credential's own origin, as chainmail reads it (the setting named baseUrl, else its default).
+  const origin = settingsEnv({ settings: entry.settings.filter((s) => s.key === "baseUrl") }, values);
+  return hostConfig(env, n8nPool(fns, credential, Object.values(origin)[0] ?? ""));
 }
 
 /** A node's error output as n8n shows it: its message, its code and details (no secret is ever in them). */

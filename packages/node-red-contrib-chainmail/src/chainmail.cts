@@ -41,7 +41,7 @@ const pool = dispatcherPool(new NodeHttpPool({ connections: 16 }));
 /** The settings a node takes from Node-RED's process environment when no config node says otherwise. */
 const ENV_SETTINGS = [
   "NFT_SOURCE",
-  ...nftSources.filter((s) => s.portable).flatMap((s) => s.settings.map((setting) => setting.env)),
+  ...portableNftSources().flatMap((s) => s.settings.map((setting) => setting.env)),
   ...mailTransports.flatMap((t) => t.settings.map((setting) => setting.env)),
   ...TUNING_SETTINGS,
 ];
@@ -52,8 +52,8 @@ function processEnv(): Record<string, string> {
     const value = process.env[name];
     if (value) env[name] = value;
   }
-  // Only a source that runs here may be chosen (the own index needs a database: reach it through a service).
-  if (env.NFT_SOURCE && !portableNftSources().some((s) => s.id === env.NFT_SOURCE)) delete env.NFT_SOURCE;
+  // NFT_SOURCE=index or index+opensea stays: the node then says on its error port how to reach the own index (a
+  // chainmail service), rather than reading silently from another source.
   return env;
 }
 
@@ -65,22 +65,37 @@ interface ChainmailConfigNode extends RuntimeNode {
 interface ConfigDef extends NodeDef {
   source?: string;
   nftportBaseUrl?: string;
+  openseaBaseUrl?: string;
   serviceUrl?: string;
   mailjetBaseUrl?: string;
 }
 
 interface Credentials {
   nftportApiKey?: string;
+  openseaApiKey?: string;
+  /** An Ethereum JSON-RPC URL (often with a provider's key in it): OpenSea's blocks and USD prices. */
+  rpcUrl?: string;
   serviceToken?: string;
   mailjetApiKey?: string;
   mailjetSecretKey?: string;
 }
+
+/** The config node's credentials, as registered with Node-RED (the editor's list is in chainmail.html). */
+const CREDENTIALS: Record<keyof Credentials, { type: "password" }> = {
+  nftportApiKey: { type: "password" },
+  openseaApiKey: { type: "password" },
+  rpcUrl: { type: "password" },
+  serviceToken: { type: "password" },
+  mailjetApiKey: { type: "password" },
+  mailjetSecretKey: { type: "password" },
+};
 
 /** The config node's fields and credentials as chainmail's settings (the catalog's variables). */
 function configSettings(def: ConfigDef, credentials: Credentials) {
   const source = nftSources.find((s) => s.id === def.source && s.portable) ?? nftSources[0]!;
   const values: Record<string, Record<string, unknown>> = {
     nftport: { apiKey: credentials.nftportApiKey, baseUrl: def.nftportBaseUrl },
+    opensea: { apiKey: credentials.openseaApiKey, baseUrl: def.openseaBaseUrl, rpcUrl: credentials.rpcUrl },
     service: { baseUrl: def.serviceUrl, token: credentials.serviceToken },
   };
   const mailjet = mailTransports.find((t) => t.id === "mailjet")!;
@@ -127,14 +142,7 @@ export = function register(RED: NodeAPI) {
     const credentials = (this.credentials ?? {}) as Credentials;
     this.settings = () => configSettings(def, credentials);
   }
-  RED.nodes.registerType("chainmail-config", ChainmailConfig, {
-    credentials: {
-      nftportApiKey: { type: "password" },
-      serviceToken: { type: "password" },
-      mailjetApiKey: { type: "password" },
-      mailjetSecretKey: { type: "password" },
-    },
-  });
+  RED.nodes.registerType("chainmail-config", ChainmailConfig, { credentials: CREDENTIALS });
 
   for (const [type, definition] of Object.entries(NODE_TYPES)) {
     const ports = Object.keys(definition.outputs);

@@ -182,7 +182,7 @@ export class ChainmailNft implements INodeType {
             type: "number",
             typeOptions: { minValue: 1, maxValue: 1000 },
             default: 50,
-            description: "Records asked for per call (NFTPort serves at most 50)",
+            description: "Records asked for per call (NFTPort serves at most 50, OpenSea 200)",
           },
           {
             displayName: "Raw Output",
