@@ -48,6 +48,17 @@ describe("docs blocks", () => {
     expect(block.skip).toBeUndefined();
   });
 
+  it("takes the packages to link and the commands to run in the background", () => {
+    const block = one(
+      "<!-- docs-test: packages openapi-fetch openapi-typescript -->\n<!-- docs-test: background chainmail serve --port 8080 -->\n```ts\nx\n```",
+    );
+    expect([block.packages, block.background, block.problems]).toEqual([
+      ["openapi-fetch", "openapi-typescript"],
+      ["chainmail serve --port 8080"],
+      [],
+    ]);
+  });
+
   it("writes a file block where the marker says", () => {
     const block = one('<!-- docs-test: file conf/watch.json -->\n```json\n{"a":1}\n```\n');
     expect([block.kind, block.path]).toEqual(["file", "conf/watch.json"]);

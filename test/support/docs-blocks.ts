@@ -25,6 +25,10 @@ export interface DocBlock {
   exit: number;
   /** The block needs the machine's PostgreSQL (`needs postgres`). */
   postgres: boolean;
+  /** Packages the user installs first (`packages NAME …`): the repository's own copies are linked in. */
+  packages: string[];
+  /** Commands running while the block runs (`background COMMAND`), e.g. the service a client block calls. */
+  background: string[];
   /** Problems with the markers themselves (a test failure, never ignored). */
   problems: string[];
 }
@@ -82,6 +86,8 @@ function classify(file: string, line: number, lang: string, code: string, marker
     replace: [],
     exit: 0,
     postgres: false,
+    packages: [],
+    background: [],
     problems: [],
   };
   for (const marker of markers) {
@@ -109,6 +115,10 @@ function classify(file: string, line: number, lang: string, code: string, marker
       block.exit = Number(arg);
     } else if (verb === "needs" && arg === "postgres") {
       block.postgres = true;
+    } else if (verb === "packages" && rest.length > 0) {
+      block.packages.push(...rest);
+    } else if (verb === "background" && arg.startsWith("chainmail ")) {
+      block.background.push(arg);
     } else {
       block.problems.push(`unknown marker "docs-test: ${marker}"`);
     }

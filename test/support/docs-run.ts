@@ -5,13 +5,13 @@
  * end of the block; what each `chainmail` call printed is handed back for the test to check.
  */
 import { spawn } from "node:child_process";
-import { mkdirSync, readdirSync, readFileSync, writeFileSync } from "node:fs";
+import { existsSync, mkdirSync, readdirSync, readFileSync, symlinkSync, writeFileSync } from "node:fs";
 import { createRequire } from "node:module";
 import { dirname, join } from "node:path";
 import { pathToFileURL } from "node:url";
 import { freePort } from "../../src/demo/devchain.js";
 import { type DocBlock, shellScript } from "./docs-blocks.js";
-import { type DocsWorld, USER_VALUES } from "./docs-world.js";
+import { type DocsWorld, REPO, USER_VALUES } from "./docs-world.js";
 
 const TSX = pathToFileURL(createRequire(import.meta.url).resolve("tsx")).href;
 
@@ -141,6 +141,23 @@ async function stopBackground(state: string, started: { id: string; args: string
   return runs;
 }
 
+/** A package the user would install (a dev dependency of this repository), linked into a document's folder. */
+function linkPackage(name: string, cwd: string) {
+  const source = join(REPO, "node_modules", name);
+  const target = join(cwd, "node_modules", name);
+  if (existsSync(target)) return;
+  mkdirSync(dirname(target), { recursive: true });
+  symlinkSync(source, target, "dir");
+  const { bin } = JSON.parse(readFileSync(join(source, "package.json"), "utf8")) as {
+    bin?: string | Record<string, string>;
+  };
+  const bins = typeof bin === "string" ? { [name.split("/").pop()!]: bin } : (bin ?? {});
+  for (const [command, file] of Object.entries(bins)) {
+    const link = join(cwd, "node_modules", ".bin", command);
+    if (!existsSync(link)) symlinkSync(join(source, file), link);
+  }
+}
+
 export async function runBlock(block: DocBlock, cwd: string, world: DocsWorld): Promise<BlockResult> {
   const values: Record<string, string> = { ...world.placeholders, port: String(await freePort()) };
   const scratch: { drop(): Promise<void> }[] = [];
@@ -160,6 +177,7 @@ export async function runBlock(block: DocBlock, cwd: string, world: DocsWorld): 
     };
     for (const [name, value] of Object.entries(block.env)) env[name] = prepare(expand(value, values), block, values);
     const code = prepare(block.kind === "shell" ? shellScript(block) : block.code, block, values);
+    for (const name of block.packages) linkPackage(name, cwd);
 
     if (block.kind === "file") {
       const target = join(cwd, block.path!);
@@ -168,7 +186,11 @@ export async function runBlock(block: DocBlock, cwd: string, world: DocsWorld): 
       return { code: 0, stdout: "", stderr: "", calls: [], background: [] };
     }
     let result: { code: number | null; stdout: string; stderr: string };
-    if (block.kind === "shell") {
+    const started = block.background.map((command) => prepare(command, block, values)).join("\n");
+    const before = started ? await exec("bash", ["-euc", started], cwd, env, 180_000) : undefined;
+    if (before && before.code !== 0) {
+      result = before;
+    } else if (block.kind === "shell") {
       const script = join(state, "block.sh");
       writeFileSync(script, `set -euo pipefail\n${code}\n`);
       result = await exec("bash", [script], cwd, env, 180_000);
