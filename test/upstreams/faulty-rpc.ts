@@ -79,7 +79,9 @@ export async function startFaultyRpc(target: string, faults: Faults): Promise<Fa
   const strike = (fault: string) => {
     struck[fault] = (struck[fault] ?? 0) + 1;
   };
-  const started = Date.now();
+  // The lag's clock starts at the client's first call, not at the proxy's start: a client process that is slow to
+  // start (a loaded machine) must still meet the fault.
+  let started: number | undefined;
   let burstFrom: number | undefined;
 
   const forward = async (body: unknown): Promise<unknown> => {
@@ -112,6 +114,7 @@ export async function startFaultyRpc(target: string, faults: Faults): Promise<Fa
 
   /** One call as the faulty provider answers it; undefined to forward it as it is. */
   const answer = async (call: RpcMessage, behind: boolean): Promise<unknown> => {
+    started ??= Date.now();
     const reply = (result: unknown) => ({ jsonrpc: "2.0", id: call.id, result });
     const error = (code: number, message: string, data?: unknown) => ({
       jsonrpc: "2.0",

@@ -16,7 +16,7 @@
 
 import { setTimeout as sleep } from "node:timers/promises";
 import { ChainmailError } from "../../core/errors.js";
-import { type BloomBits, BloomBuilder, bloomBits, bloomHas, isBloom } from "./bloom.js";
+import { type BloomBits, BloomBuilder, bloomBits, bloomHas, isBloom, isFull } from "./bloom.js";
 import type { RawLog } from "./decode.js";
 import { isUnknownBlock } from "./provider-errors.js";
 import type { ResultSlices } from "./result-slices.js";
@@ -30,9 +30,9 @@ import { seconds } from "./rpc-retry.js";
  */
 export const KNOWN_CAPS: readonly number[] = [1_000, 10_000, 20_000];
 /** Answers of fewer logs are not taken for cut off by their length alone: no provider caps that low. */
-export const CUT_FLOOR = 500;
+const CUT_FLOOR = 500;
 /** Blocks this close to the head are checked one by one against their headers: where lagging backends bite. */
-export const HEAD_CHECK_DEPTH = 64;
+const HEAD_CHECK_DEPTH = 64;
 
 export interface Header {
   number: string;
@@ -138,21 +138,44 @@ function lastBlock(shape: AnswerShape): number {
 }
 
 /**
- * Whether the logs a node answered for one block are all its logs: their bloom is the header's. (Cheaper than
- * `readWholeBlock` where every log of the block is watched; false where the block holds other logs too.)
+ * Passes an answer's slices on, keeping the addresses and topics of their logs in `items`: what `makesBloom` needs,
+ * gathered while the answer is decoded rather than by parsing it a second time. (Kept as they come: `makesBloom`
+ * hashes each distinct one once, and usually stops long before the end.)
  */
-export function makesBloom(header: Header, slices: Iterable<unknown[]>): boolean {
+export function* keepingItems(slices: Iterable<unknown[]>, items: unknown[]): Generator<unknown[]> {
+  for (const slice of slices) {
+    for (const log of slice as RawLog[]) {
+      items.push(log.address);
+      if (Array.isArray(log.topics)) for (const topic of log.topics) items.push(topic);
+    }
+    yield slice;
+  }
+}
+
+/**
+ * Whether the logs a node answered for one block are all its logs: the bloom of their addresses and topics
+ * (`keepingItems`) is the header's. (Cheaper than `readWholeBlock` where every log of the block is watched; false
+ * where the block holds other logs too.)
+ */
+function makesBloom(header: Header, items: Iterable<unknown>): boolean {
   if (!isBloom(header.logsBloom)) return false;
+  // A header bloom with every bit set (any block of some 6,000 distinct items) is made by any items whose bloom
+  // fills up too: they are hashed only until it does (the verdict is the same, at about half the hashing; a full
+  // bloom tells little, which docs/hosted-providers.md says).
+  const full = isFull(header.logsBloom);
   const bloom = new BloomBuilder();
-  for (const slice of slices) for (const log of slice as RawLog[]) bloom.addLog(log);
+  for (const item of items) {
+    bloom.add(item);
+    if (full && bloom.full) return true;
+  }
   return bloom.hex() === header.logsBloom.toLowerCase();
 }
 
 /** A block read whole: its logs, or why the node's answer is not all of them (yet). */
-export type WholeBlock = { logs: RawLog[] } | { incomplete: string };
+type WholeBlock = { logs: RawLog[] } | { incomplete: string };
 
 /** Reads every log of a block by its hash and checks their bloom against the header's. */
-export async function readWholeBlock(rpc: RpcClient, header: Header): Promise<WholeBlock> {
+async function readWholeBlock(rpc: RpcClient, header: Header): Promise<WholeBlock> {
   let answer: ResultSlices | null;
   try {
     answer = await rpc.callSlices("eth_getLogs", [{ blockHash: header.hash }]);
@@ -195,7 +218,8 @@ export interface NotYet {
 
 /**
  * Acts on an answer's verdict: undefined when the answer stands as read; a `Cut` or `NotYet` for its range to be
- * read again; or the watched logs of a block read whole, when they are to replace the answer's.
+ * read again; or the watched logs of a block read whole, when they are to replace the answer's. `items` are the
+ * answer's addresses and topics (`keepingItems`), for a single block's answer at a cap.
  */
 export async function settle(
   rpc: RpcClient,
@@ -203,12 +227,12 @@ export async function settle(
   verdict: Verdict,
   headers: ReadonlyMap<number, Header>,
   count: number,
-  answer: () => Iterable<unknown[]>,
+  items: Iterable<unknown>,
 ): Promise<Cut | NotYet | RawLog[] | undefined> {
   if (verdict.kind === "complete") return undefined;
   if (verdict.kind === "cut") return { cut: verdict.at };
   // A block whose every log is watched shows its answer whole by the answer's own bloom.
-  if (verdict.kind === "at cap" && makesBloom(headers.get(verdict.block)!, answer())) return undefined;
+  if (verdict.kind === "at cap" && makesBloom(headers.get(verdict.block)!, items)) return undefined;
   const blocks = verdict.kind === "at cap" ? [verdict.block] : verdict.blocks;
   for (const number of blocks) {
     const whole = await readWholeBlock(rpc, headers.get(number)!);

@@ -103,7 +103,7 @@ export function base(log: RawLog) {
   };
 }
 
-export function transferKind(from: string, to: string): Kind {
+function transferKind(from: string, to: string): Kind {
   if (from === ZERO_ADDRESS) return "mint";
   if (to === ZERO_ADDRESS) return "burn";
   return "transfer";

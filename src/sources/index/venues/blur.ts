@@ -11,8 +11,8 @@
 import { BLUR_POOL, type RawLog, topic0, wordAddress, wordBig, wordCount, wordNumber } from "../decode.js";
 import { currencyOf, sale, standardInTx, type TxContext, type Venue } from "./venue.js";
 
-export const BLUR_V1 = "0x000000000000ad05ccc4f10045630fb830b95127";
-export const BLUR_V2 = "0xb2ecfe4e4d61f8790bbb9de2d1259b9e2410cea5";
+const BLUR_V1 = "0x000000000000ad05ccc4f10045630fb830b95127";
+const BLUR_V2 = "0xb2ecfe4e4d61f8790bbb9de2d1259b9e2410cea5";
 
 const ORDERS_MATCHED = "0x61cbb2a3dee0b6064c2e681aadd61677fb4ef319f0b547508d495626f5a62f64";
 const EXECUTION_721_PACKED = "0x1d5e12b51dee5e4d34434576c3fb99714a85f57b0fd546ada4b0bddd736d12b2";

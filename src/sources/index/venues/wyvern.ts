@@ -12,7 +12,7 @@
 import { type RawLog, topic0, topicAddress, wordBig, wordCount } from "../decode.js";
 import { nftTransfers, sale, type TxContext, tokenTransfers, type Venue } from "./venue.js";
 
-export const WYVERN_V1 = "0x7be8076f4ea4a4ad08075c2508e481d6c946d12b";
+const WYVERN_V1 = "0x7be8076f4ea4a4ad08075c2508e481d6c946d12b";
 export const WYVERN_V2 = "0x7f268357a8c2552623316e2562d90e642bb538e5";
 const ORDERS_MATCHED = "0xc4109843e0b7d514e4c093114b863f8e7d8d9a458c372cd51bfe526b588006c9";
 

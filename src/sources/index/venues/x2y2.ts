@@ -9,7 +9,7 @@
 import { fits, wordAddress, wordBig, wordCount, wordNumber } from "../decode.js";
 import { currencyOf, sale, share, type Venue } from "./venue.js";
 
-export const X2Y2 = "0x74312363e45dcaba76c59ec49a7aa8a65a67eed3";
+const X2Y2 = "0x74312363e45dcaba76c59ec49a7aa8a65a67eed3";
 const EV_INVENTORY = "0x3cbb63f144840e5b1b0a38a7c19211d2e89de4d7c5faf8b2d3c1776c302d1d33";
 
 export const x2y2: Venue = {

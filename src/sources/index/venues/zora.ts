@@ -19,7 +19,7 @@ import { type RawLog, topic0, topicAddress, WETH, wordAddress, wordBig, wordCoun
 import { currencyOf, sale, standardInTx, type TxContext, tokenTransfers, type Venue } from "./venue.js";
 
 export const ZORA_AUCTION_HOUSE = "0xe468ce99444174bd3bbbed09209577d25d1ad673";
-export const ZORA_ASKS_V1 = "0xce6cef2a9028e1c3b21647ae3b4251038109f42a";
+const ZORA_ASKS_V1 = "0xce6cef2a9028e1c3b21647ae3b4251038109f42a";
 export const ZORA_ASKS_V1_1 = "0x6170b3c3a54c3d8c854934cbc314ed479b2b29a3";
 export const ZORA_OFFERS_V1 = "0x76744367ae5a056381868f716bdf0b13ae1aeaa3";
 export const ZORA_ASKS_CORE_ETH = "0x34aa9cbb80dc0b3d82d04900c02fb81468dafcab";

@@ -1,0 +1,130 @@
+/**
+ * The index's calls to the JSON-RPC node, and the provider rules they follow: `eth_getLogs` over a range (one
+ * refused for its size, its time or its answer's length shrinks the ranges by range-sizer.ts and comes back
+ * REFUSED), block headers and transactions in batches, a token's `decimals()`. Retries, throttling, batch
+ * refusals and cut-off bodies are rpc.ts's and rpc-retry.ts's; what a provider's refusal says, provider-errors.ts's.
+ */
+import type { Header } from "./completeness.js";
+import { rangeRefusal } from "./provider-errors.js";
+import type { RangeSizer } from "./range-sizer.js";
+import type { ResultSlices } from "./result-slices.js";
+import { hexToNumber, RangeTooSlow, RpcAnswerTooLarge, type RpcClient, RpcError, toHex } from "./rpc.js";
+import type { TransactionInfo } from "./venues/index.js";
+
+/** Headers or transactions asked for in one batch. */
+export const BATCH = 100;
+/**
+ * A log answer larger than this (about 14,000 logs) is cut off unread and its range read again in pieces sized
+ * from the announced length: where a chain turns dense within one range. A single block is read whole.
+ */
+const MAX_LOG_ANSWER_BYTES = 8 * 2 ** 20;
+/** Transactions remembered between ranges (a sweep's logs may straddle a range boundary only in theory). */
+const TRANSACTION_CACHE = 10_000;
+
+/** A range the provider refused, or planned larger than the density now known allows: read again in pieces. */
+export const REFUSED = Symbol("refused");
+
+/** What `eth_getLogs` asks for: the watched topics (any of them as topic 0), and the addresses when filtered. */
+export interface LogFilter {
+  topics: string[];
+  addresses: string[] | undefined;
+}
+
+export class Fetcher {
+  private readonly transactions = new Map<string, TransactionInfo | null>();
+
+  constructor(
+    readonly rpc: RpcClient,
+    private readonly filter: LogFilter,
+    private readonly sizer: RangeSizer,
+  ) {}
+
+  /** The chain head's number. */
+  async head(): Promise<number> {
+    return hexToNumber(await this.rpc.call<string>("eth_blockNumber", []));
+  }
+
+  /** One block's header; null when the node has none for it (yet). */
+  header(number: number): Promise<Header | null> {
+    return this.rpc.call<Header | null>("eth_getBlockByNumber", [toHex(number), false]);
+  }
+
+  /** Headers of these blocks, those the node has. */
+  async headers(numbers: number[]): Promise<Map<number, Header>> {
+    const out = new Map<number, Header>();
+    for (let i = 0; i < numbers.length; i += BATCH) {
+      const chunk = numbers.slice(i, i + BATCH);
+      const results = await this.rpc.batch(
+        chunk.map((n) => ({ method: "eth_getBlockByNumber", params: [toHex(n), false] })),
+      );
+      results.forEach((header, j) => {
+        if (header) out.set(chunk[j]!, header as Header);
+      });
+    }
+    return out;
+  }
+
+  /**
+   * `eth_getLogs` over `[from, to]`; REFUSED when the provider refused the range's size, timed out on it or
+   * answered HTTP 504 (the sizer then shrinks); null when it answered `null` (not there yet).
+   */
+  async logs(from: number, to: number): Promise<ResultSlices | null | typeof REFUSED> {
+    const filter = {
+      fromBlock: toHex(from),
+      toBlock: toHex(to),
+      topics: [this.filter.topics],
+      ...(this.filter.addresses ? { address: this.filter.addresses } : {}),
+    };
+    const size = to - from + 1;
+    try {
+      // One block cannot be split: it is read whole whatever its size or time.
+      return await this.rpc.callSlices("eth_getLogs", [filter], {
+        maxAnswerBytes: size > 1 ? MAX_LOG_ANSWER_BYTES : undefined,
+        splittable: size > 1,
+      });
+    } catch (err) {
+      if (!(err instanceof RpcError) || size <= 1) throw err;
+      const refusal =
+        err instanceof RangeTooSlow || err instanceof RpcAnswerTooLarge ? {} : rangeRefusal(err, from, size);
+      if (!refusal) throw err;
+      this.sizer.refused(size, err, refusal.blocks);
+      return REFUSED;
+    }
+  }
+
+  /** Loads these transactions (one batch per BATCH), unless remembered from an earlier range. */
+  async loadTransactions(hashes: ReadonlySet<string>): Promise<void> {
+    const wanted = [...hashes].filter((hash) => !this.transactions.has(hash));
+    if (wanted.length === 0) return;
+    if (this.transactions.size + wanted.length > TRANSACTION_CACHE) this.transactions.clear();
+    for (let i = 0; i < wanted.length; i += BATCH) {
+      const chunk = wanted.slice(i, i + BATCH);
+      const results = await this.rpc.batch(
+        chunk.map((hash) => ({ method: "eth_getTransactionByHash", params: [hash] })),
+      );
+      results.forEach((tx, j) => {
+        const info = tx as TransactionInfo | null;
+        this.transactions.set(
+          chunk[j]!,
+          info ? { from: info.from, to: info.to ?? null, input: info.input ?? "0x", value: info.value ?? "0x0" } : null,
+        );
+      });
+    }
+  }
+
+  /** A transaction `loadTransactions` loaded; undefined when the node had none. */
+  transaction(hash: string): TransactionInfo | undefined {
+    return this.transactions.get(hash) ?? undefined;
+  }
+
+  /** A contract's `decimals()`; undefined when it has none (or refuses the call). */
+  readDecimals = async (address: string): Promise<number | undefined> => {
+    try {
+      const result = await this.rpc.call<string>("eth_call", [{ to: address, data: "0x313ce567" }, "latest"]);
+      return result && result !== "0x" ? hexToNumber(result) : undefined;
+    } catch (err) {
+      if (!(err instanceof RpcError)) throw err;
+      return undefined;
+    }
+  };
+}

@@ -1,0 +1,136 @@
+/**
+ * The index's calls to the node (src/sources/index/fetcher.ts) and its reorganisation handling (reorg.ts) on their
+ * own, against a real anvil behind the test's JSON-RPC proxy (test/upstreams/jsonrpc.ts), which refuses log ranges
+ * over 3 blocks in Alchemy's words; the reorg checks run over a real SQLite index.
+ */
+import { mkdtempSync, rmSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { type Header, LagWait } from "../src/sources/index/completeness.js";
+import { TOPIC } from "../src/sources/index/decode.js";
+import { Fetcher, REFUSED } from "../src/sources/index/fetcher.js";
+import { RangeSizer } from "../src/sources/index/range-sizer.js";
+import { Reorgs } from "../src/sources/index/reorg.js";
+import { RpcClient } from "../src/sources/index/rpc.js";
+import { IndexStore } from "../src/sources/index/store.js";
+import { testConfig } from "./helpers.js";
+import { type Anvil, address, erc721Transfer, installEmitters, SENDER, startAnvil } from "./index-helpers.js";
+import { type JsonRpcProxy, startJsonRpcProxy } from "./upstreams/jsonrpc.js";
+
+const NFT = address(0x721);
+let anvil: Anvil;
+let proxy: JsonRpcProxy;
+let dir: string;
+/** The blocks of the transfers, and the transactions. */
+const mined: { block: number; tx: string }[] = [];
+
+beforeAll(async () => {
+  anvil = await startAnvil();
+  await installEmitters(anvil, [NFT]);
+  for (let token = 1; token <= 6; token++) {
+    const { blockNumber, txHash } = await erc721Transfer(anvil, NFT, address(0), SENDER, token);
+    mined.push({ block: blockNumber, tx: txHash });
+  }
+  proxy = await startJsonRpcProxy(anvil.rpcUrl, { maxBlocks: 3, refusal: "hint" });
+  dir = mkdtempSync(join(tmpdir(), "chainmail-fetcher-"));
+}, 60_000);
+
+afterAll(async () => {
+  await proxy?.close();
+  await anvil?.stop();
+  rmSync(dir, { recursive: true, force: true });
+});
+
+function fetcher(sizer = new RangeSizer(100, 100)) {
+  const config = testConfig();
+  const rpc = new RpcClient(proxy.url, {
+    pool: config.pool,
+    timeoutMs: config.indexRpc.timeoutMs,
+    retry: config.indexRpc.retry,
+  });
+  return new Fetcher(rpc, { topics: [TOPIC.transfer], addresses: undefined }, sizer);
+}
+
+describe("the fetcher", () => {
+  it("reads a range's logs, and shrinks the ranges to the size a refusal states", async () => {
+    const sizer = new RangeSizer(100, 100);
+    const f = fetcher(sizer);
+    const first = mined[0]!.block;
+    const answer = await f.logs(first, first + 2);
+    if (answer === REFUSED || answer === null) throw new Error(`no answer: ${String(answer)}`);
+    const logs = [...answer.slices(100)].flat() as { blockNumber: string }[];
+    expect(logs.map((l) => Number(l.blockNumber))).toEqual([first, first + 1, first + 2]);
+    expect(await f.logs(first, first + 5)).toBe(REFUSED);
+    expect(sizer.size).toBeLessThanOrEqual(3);
+  });
+
+  it("reads headers in a batch, leaving out blocks the node does not have, and the head", async () => {
+    const f = fetcher();
+    const head = await f.head();
+    expect(head).toBe(mined.at(-1)!.block);
+    const headers = await f.headers([1, 2, head + 5]);
+    expect([...headers.keys()]).toEqual([1, 2]);
+    expect(headers.get(2)!.parentHash).toBe(headers.get(1)!.hash);
+    expect(await f.header(head + 5)).toBeNull();
+  });
+
+  it("loads transactions once, and reads no decimals from a contract without them", async () => {
+    const f = fetcher();
+    const hashes = new Set(mined.slice(0, 2).map((m) => m.tx));
+    await f.loadTransactions(hashes);
+    const requests = proxy.requests.length;
+    await f.loadTransactions(hashes);
+    expect(proxy.requests.length).toBe(requests);
+    expect(f.transaction(mined[0]!.tx)?.from).toBe(SENDER);
+    expect(f.transaction(`0x${"ee".repeat(32)}`)).toBeUndefined();
+    expect(await f.readDecimals(address(0xdead))).toBeUndefined();
+  });
+});
+
+describe("reorgs", () => {
+  it("rolls a stored tip that left the chain back to the newest block still on it", async () => {
+    const f = fetcher();
+    const store = await IndexStore.open(join(dir, "tip.sqlite"));
+    try {
+      const headers = await f.headers([1, 2, 3]);
+      await store.setMeta("first_block", "1");
+      await store.commitRange({
+        records: [],
+        blocks: [
+          { number: 1, hash: headers.get(1)!.hash },
+          { number: 2, hash: headers.get(2)!.hash },
+          { number: 3, hash: `0x${"0b".repeat(32)}` },
+        ],
+        answers: [],
+        lastBlock: 3,
+      });
+      const reorgs = new Reorgs(store, f, new LagWait(f.rpc.origin, 1_000, undefined, undefined), undefined);
+      expect(await reorgs.tipReorged()).toBe(true);
+      expect(await store.lastBlock()).toBe(2);
+      expect(await reorgs.tipReorged()).toBe(false);
+      // A range whose first block does not extend the stored block before it: rolled back too.
+      const next = headers.get(3)!;
+      const forked: Header = { ...next, parentHash: `0x${"0c".repeat(32)}` };
+      expect(await reorgs.extendsStored(3, next)).toBe(true);
+      expect(await reorgs.extendsStored(3, forked)).toBe(false);
+      expect(await store.lastBlock()).toBe(2);
+    } finally {
+      await store.close();
+    }
+  });
+
+  it("stops after the chain moved under too many reads in a row, naming the blocks", async () => {
+    const f = fetcher();
+    const store = await IndexStore.open(join(dir, "moves.sqlite"));
+    try {
+      const reorgs = new Reorgs(store, f, new LagWait(f.rpc.origin, 1_000, undefined, undefined), undefined);
+      for (let i = 0; i < 3; i++) await reorgs.chainMoved(5, 6);
+      reorgs.consistent();
+      for (let i = 0; i < 10; i++) await reorgs.chainMoved(5, 6);
+      await expect(reorgs.chainMoved(5, 6)).rejects.toThrow(/do not match its block hashes \(blocks 5-6\)/);
+    } finally {
+      await store.close();
+    }
+  }, 30_000);
+});

@@ -1,0 +1,93 @@
+/**
+ * The range planner on its own (src/sources/index/range-planner.ts): which ranges are read, how many at once, and
+ * how a range to read again goes back in line. Reads are in-process promises the test settles; the sizer is the
+ * real one.
+ */
+import { describe, expect, it } from "vitest";
+import { RangePlanner } from "../src/sources/index/range-planner.js";
+import { LOGS_PER_RANGE, RangeSizer } from "../src/sources/index/range-sizer.js";
+
+/** A planner over `[next, target]` whose reads are recorded and resolve to the range they read. */
+function planner(next: number, target: number, concurrency: number, sizer: RangeSizer) {
+  const started: [number, number][] = [];
+  const plan = new RangePlanner<string>(next, target, concurrency, sizer, async (from, to) => {
+    started.push([from, to]);
+    return `${from}-${to}`;
+  });
+  return { plan, started };
+}
+
+/** Takes every range in line, committing each as the indexer does, and lists them. */
+async function drain(plan: RangePlanner<string>): Promise<string[]> {
+  const done: string[] = [];
+  for (plan.fill(); ; plan.fill()) {
+    const slot = plan.take();
+    if (!slot) return done;
+    done.push(await slot.read);
+  }
+}
+
+describe("the range planner", () => {
+  it("cuts the blocks into contiguous ranges of the sizer's size, in block order, up to the target", async () => {
+    const sizer = new RangeSizer(100, 10);
+    const { plan } = planner(5, 42, 4, sizer);
+    expect(await drain(plan)).toEqual(["5-14", "15-24", "25-34", "35-42"]);
+  });
+
+  it("starts up to `concurrency` reads at once, no more", () => {
+    const { plan, started } = planner(0, 1_000, 3, new RangeSizer(10, 10));
+    plan.fill();
+    expect(started).toEqual([
+      [0, 9],
+      [10, 19],
+      [20, 29],
+    ]);
+    plan.take();
+    plan.fill();
+    expect(started.at(-1)).toEqual([30, 39]);
+    expect(started).toHaveLength(4);
+  });
+
+  it("starts fewer reads over dense blocks (logs in flight bounded), but always the first in line", () => {
+    const sizer = new RangeSizer(10, 10);
+    sizer.read(10, 10 * LOGS_PER_RANGE); // a block of LOGS_PER_RANGE logs: ranges of one block from now on
+    expect(sizer.size).toBe(1);
+    const { plan, started } = planner(0, 100, 4, sizer);
+    plan.fill();
+    // Each one-block range holds LOGS_PER_RANGE logs: two fit in flight, the third waits.
+    expect(started).toEqual([
+      [0, 0],
+      [1, 1],
+    ]);
+    expect(plan.reads()).toHaveLength(2);
+  });
+
+  it("puts a refused range back first in line, in pieces of the size now planned", async () => {
+    const sizer = new RangeSizer(100, 8);
+    const { plan } = planner(0, 15, 1, sizer);
+    plan.fill();
+    const slot = plan.take()!;
+    expect(await slot.read).toBe("0-7");
+    sizer.size = 3;
+    plan.inPieces(slot);
+    expect(await drain(plan)).toEqual(["0-2", "3-5", "6-7", "8-10", "11-13", "14-15"]);
+  });
+
+  it("reads a range again as two apart at a block, or from its first block on when the cut is there", async () => {
+    const { plan } = planner(0, 9, 1, new RangeSizer(10, 10));
+    plan.fill();
+    const slot = plan.take()!;
+    plan.apartAt(slot, 6);
+    expect(await drain(plan)).toEqual(["0-5", "6-9"]);
+    const again = planner(0, 9, 1, new RangeSizer(10, 10)).plan;
+    again.fill();
+    again.apartAt(again.take()!, 0);
+    expect(await drain(again)).toEqual(["0-9"]);
+  });
+
+  it("plans nothing past the target, and nothing at all when the next block is beyond it", async () => {
+    const { plan, started } = planner(11, 10, 4, new RangeSizer(10, 10));
+    expect(await drain(plan)).toEqual([]);
+    expect(started).toEqual([]);
+  });
+});
