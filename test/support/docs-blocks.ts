@@ -36,7 +36,7 @@ export interface DocBlock {
 const SHELL = new Set(["sh", "bash", "shell", "console"]);
 const SCRIPT = new Set(["ts", "typescript", "js", "javascript", "mjs"]);
 /** Shown, not run: output, diagrams, layouts, other programs' configuration. */
-const SHOWN = new Set(["", "text", "json", "jsonl", "http", "diff", "nginx", "yaml", "ini", "toml"]);
+const SHOWN = new Set(["", "text", "json", "jsonl", "http", "diff", "mermaid", "nginx", "yaml", "ini", "toml"]);
 
 const MARKER = /^<!--\s*docs-test:\s*(.*?)\s*-->$/;
 
