@@ -4,13 +4,13 @@ import { fromSource, retrieverInputs, retrieverOutputs, withApiKeyDefault } from
 
 const isInteger = (value: unknown): value is number | bigint => typeof value === "number" || typeof value === "bigint";
 
-/** Transactions of the whole chain, oldest first, optionally within a block range. */
+/** Transactions of the whole chain, optionally within a block range (the source decides the order). */
 export const nftTransactionsOnChain = defineNode({
   id: "nft-transactions-on-chain",
   version: "v0",
   title: "All chain NFT transactions retriever",
   description:
-    "Transfers, mints, burns and sales of every NFT on Ethereum, oldest first, optionally limited to a block range, one page at a time.",
+    "Transfers, mints, burns and sales of every NFT on Ethereum, one page at a time: oldest first and optionally limited to a block range from NFTPort and the own index; newest first from OpenSea, which refuses a block range.",
   inputs: retrieverInputs(OnChainQuery),
   outputs: retrieverOutputs,
   successPort: "data",

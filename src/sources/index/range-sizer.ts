@@ -4,8 +4,8 @@
  *
  * A refusal that states a size (Alchemy's "this block range should work: [0x…, 0x…]", QuickNode's "limited to a
  * 10,000 range", …) is taken at its word and never probed again. One that does not is halved, so that a working
- * size is found in at most log2 steps; the size that worked is remembered, and growing back later probes halfway
- * between it and the size refused, never straight back to what failed. An answer cut off silently at a number of
+ * size is found in at most log2 steps, and growing back later probes halfway between the size just read and the
+ * size refused, never straight back to what failed. An answer cut off silently at a number of
  * logs teaches that number: ranges are then planned to hold half of it.
  */
 import { RangeTooSlow, RpcAnswerTooLarge, type RpcError } from "./rpc.js";
@@ -26,8 +26,7 @@ export class RangeSizer {
   private ceiling: number;
   /** The ceiling is the provider's stated cap. */
   private stated = false;
-  /** The largest size read since the last refusal, and the smallest refused: growth probes between them. */
-  private worked = 0;
+  /** The smallest size refused since the last probe: growth goes halfway towards it. */
   private refusedAt = Number.POSITIVE_INFINITY;
   private sinceRefusal = 0;
   /** Logs at which the provider was seen to cut an answer off silently. */
@@ -48,7 +47,6 @@ export class RangeSizer {
 
   /** After `logs` logs came back for `blocks` blocks: grow (not past the ceiling, nor the target at this density). */
   read(blocks: number, logs: number): void {
-    this.worked = Math.max(this.worked, blocks);
     if (++this.sinceRefusal >= PROBE_AFTER && !this.stated) {
       this.ceiling = this.maxRange;
       this.refusedAt = Number.POSITIVE_INFINITY;
@@ -79,7 +77,6 @@ export class RangeSizer {
       return;
     }
     this.refusedAt = Math.min(this.refusedAt, blocks);
-    this.worked = Math.min(this.worked, blocks - 1);
     this.ceiling = Math.min(this.ceiling, blocks - 1);
     this.size = Math.max(1, Math.min(this.size, Math.floor(blocks / 2)));
   }
