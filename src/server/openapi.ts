@@ -148,6 +148,7 @@ export function buildOpenApi(nodes: readonly AnyNode[], options: OpenApiOptions)
       description:
         "Ethereum NFT transactions and batch email as typed nodes. `POST /nodes/<node-id>` with the input object; " +
         "the answer is the node's output object. Integers beyond 2^53 are exact JSON integers.",
+      license: { name: "MIT", identifier: "MIT" },
     },
     tags: [
       { name: "nodes", description: "Run a node" },
