@@ -97,8 +97,8 @@ function syntheticRow(i: number, random: () => number): ActivityRow {
   };
 }
 
-/** Fills an empty index with ROWS synthetic records; prints how long it took and the size. */
-async function fill(db: string, label: string): Promise<void> {
+/** Fills an empty index with ROWS synthetic records; prints how long it took and the size; returns the seconds. */
+export async function fill(db: string, label: string): Promise<number> {
   const store = await IndexStore.open(db);
   const random = rng(42);
   const started = Date.now();
@@ -124,10 +124,11 @@ async function fill(db: string, label: string): Promise<void> {
   console.log(
     `${label}: ${ROWS} synthetic records inserted in ${insertSeconds.toFixed(1)} s (${Math.round(ROWS / insertSeconds)} rows/s, 3 indexes), ${mb.toFixed(0)} MB`,
   );
+  return insertSeconds;
 }
 
 /** p50/p99 of 50-record pages through the index source, as the retriever nodes read them. */
-async function latencies(db: string, label: string): Promise<Record<string, [string, string]>> {
+export async function latencies(db: string, label: string): Promise<Record<string, [string, string]>> {
   const figures: Record<string, [string, string]> = {};
   const config = loadConfig({ NFT_SOURCE: "index", INDEX_DB: db });
   const source = await indexSource(config);
