@@ -4,13 +4,14 @@
  * so `npm start` there has them). Before the demo loads, this says exactly what to install when one is missing.
  */
 import { readFileSync } from "node:fs";
+import { createRequire } from "node:module";
 
 export const DEMO_PACKAGES = ["viem", "@foundry-rs/anvil", "@opensea/seaport-js"] as const;
 
 /** Whether `name` can be found from here (its package.json resolves even for a package without a main module). */
 const installed = (name: string): boolean => {
   try {
-    import.meta.resolve(`${name}/package.json`);
+    createRequire(import.meta.url).resolve(`${name}/package.json`);
     return true;
   } catch {
     return false;
