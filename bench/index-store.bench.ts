@@ -62,7 +62,7 @@ const TOKENS_PER_CONTRACT = 1000;
 const hex = (n: number, width: number) => n.toString(16).padStart(width, "0");
 const addr = (n: number) => `0x${hex(n, 40)}`;
 /** Deterministic pseudo-random numbers, so every run builds the same index. */
-function rng(seed: number) {
+export function rng(seed: number) {
   let s = seed >>> 0;
   return () => {
     s = (s * 1664525 + 1013904223) >>> 0;
@@ -70,7 +70,7 @@ function rng(seed: number) {
   };
 }
 
-function syntheticRow(i: number, random: () => number): ActivityRow {
+export function syntheticRow(i: number, random: () => number): ActivityRow {
   // A tenth of all rows belong to contract 0 (a busy collection); the rest spread over 999 contracts.
   const contract = random() < 0.1 ? 0 : 1 + Math.floor(random() * (CONTRACTS - 1));
   const token = Math.floor(random() * TOKENS_PER_CONTRACT);
@@ -97,8 +97,8 @@ function syntheticRow(i: number, random: () => number): ActivityRow {
   };
 }
 
-/** Fills an empty index with ROWS synthetic records; prints how long it took and the size; returns the seconds. */
-export async function fill(db: string, label: string): Promise<number> {
+/** Fills an empty index with ROWS synthetic records; prints how long it took and the size. */
+async function fill(db: string, label: string): Promise<void> {
   const store = await IndexStore.open(db);
   const random = rng(42);
   const started = Date.now();
@@ -124,11 +124,10 @@ export async function fill(db: string, label: string): Promise<number> {
   console.log(
     `${label}: ${ROWS} synthetic records inserted in ${insertSeconds.toFixed(1)} s (${Math.round(ROWS / insertSeconds)} rows/s, 3 indexes), ${mb.toFixed(0)} MB`,
   );
-  return insertSeconds;
 }
 
 /** p50/p99 of 50-record pages through the index source, as the retriever nodes read them. */
-export async function latencies(db: string, label: string): Promise<Record<string, [string, string]>> {
+async function latencies(db: string, label: string): Promise<Record<string, [string, string]>> {
   const figures: Record<string, [string, string]> = {};
   const config = loadConfig({ NFT_SOURCE: "index", INDEX_DB: db });
   const source = await indexSource(config);
