@@ -1,9 +1,8 @@
 /**
  * The SQLite engine (WAL; node:sqlite or better-sqlite3, see sqlite-driver.ts): one connection per `Database`,
- * statements prepared once. Writers and
- * readers in other processes share the file (WAL lets readers go on while one writer commits). The writer lock
- * is an open write transaction on a side file (`<file>-<name>.lock`): the operating system drops it when the
- * holder dies, so a waiting process takes over at once.
+ * statements prepared once. Writers and readers in other processes share the file (WAL lets readers go on while
+ * one writer commits). The writer lock is an open write transaction on a side file (`<file>-<name>.lock`): the
+ * operating system drops it when the holder dies, so a waiting process takes over at once.
  */
 import { mkdirSync } from "node:fs";
 import { dirname } from "node:path";
