@@ -74,7 +74,7 @@ const TOKENS_PER_CONTRACT = 1000;
 const hex = (n: number, width: number) => n.toString(16).padStart(width, "0");
 const addr = (n: number) => `0x${hex(n, 40)}`;
 /** Deterministic pseudo-random numbers, so every run builds the same index. */
-function rng(seed: number) {
+export function rng(seed: number) {
   let s = seed >>> 0;
   return () => {
     s = (s * 1664525 + 1013904223) >>> 0;
@@ -82,7 +82,7 @@ function rng(seed: number) {
   };
 }
 
-function syntheticRow(i: number, random: () => number): ActivityRow {
+export function syntheticRow(i: number, random: () => number): ActivityRow {
   // A tenth of all rows belong to contract 0 (a busy collection); the rest spread over 999 contracts.
   const contract = random() < 0.1 ? 0 : 1 + Math.floor(random() * (CONTRACTS - 1));
   const token = Math.floor(random() * TOKENS_PER_CONTRACT);

@@ -5,8 +5,8 @@
  * one-page `run`) need TypeBox (~250 files) and our own ~40: unbundled, loading them took several
  * times longer than the work itself. Bundled, each command loads one entry file and the chunks it imports on demand.
  *
- * Only the packages the light commands load are bundled; every other dependency (Fastify, viem, better-sqlite3,
- * nodemailer…) stays an ordinary import from node_modules, loaded only by the commands that use it (serve, index,
+ * Only the packages the light commands load are bundled; every other package (Fastify, nodemailer, and the optional
+ * better-sqlite3 and viem…) stays an ordinary import from node_modules, loaded only by the commands that use it (serve, index,
  * demo), so native parts and files a package reads from its own directory keep working.
  */
 import { readFileSync, rmSync } from "node:fs";
@@ -15,7 +15,12 @@ import { build } from "esbuild";
 
 const root = join(import.meta.dirname, "..");
 const BUNDLED = new Set(["commander", "@sinclair/typebox", "lossless-json"]);
-const { dependencies } = JSON.parse(readFileSync(join(root, "package.json"), "utf8"));
+const pkg = JSON.parse(readFileSync(join(root, "package.json"), "utf8"));
+// Every package the CLI may import stays outside the bundle but the few above: runtime dependencies, and the optional
+// peers (better-sqlite3, the demo's chain tooling) that are dev dependencies in this repository.
+const external = Object.keys({ ...pkg.dependencies, ...pkg.peerDependencies, ...pkg.devDependencies }).filter(
+  (name) => !BUNDLED.has(name),
+);
 const outdir = join(root, "dist", "cli");
 
 rmSync(outdir, { recursive: true, force: true });
@@ -30,7 +35,7 @@ await build({
   // Chunks sit beside main.js, two levels below the package root like every module of dist/: some find package
   // files relative to themselves (package.json, migrations/).
   chunkNames: "[name]-[hash]",
-  external: Object.keys(dependencies).filter((name) => !BUNDLED.has(name)),
+  external,
   // CommonJS packages in the bundle call `require("node:…")`, which needs a `require` in an ES module.
   banner: {
     js: `import { createRequire as createRequireForBundle } from "node:module"; const require = createRequireForBundle(import.meta.url);`,

@@ -6,13 +6,13 @@
  */
 import { existsSync, mkdirSync, readdirSync, readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
-import BetterSqlite3 from "better-sqlite3";
 import fc from "fast-check";
 import pg from "pg";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { loadConfig } from "../src/core/config.js";
 import { runNode } from "../src/core/node.js";
 import { displayTarget } from "../src/db/database.js";
+import { sqliteDriver } from "../src/db/sqlite-driver.js";
 import { nftTransactionsByContract, nftTransactionsOnChain } from "../src/nodes/index.js";
 import { startServer } from "../src/server/index.js";
 import { closeIndexSources } from "../src/sources/index/source.js";
@@ -125,9 +125,10 @@ describe("reading a database that holds no index", () => {
   it("leaves any file that is not an index byte for byte as it was, creating no file beside it", async () => {
     if (backend.engine !== "sqlite") return;
     // Any bytes at all, an empty file, text, or an SQLite database of someone else's tables (rollback journal).
+    const driver = await sqliteDriver();
     const otherDatabase = (tables: string[]) => {
       const path = join(backend.dir, "scratch.sqlite");
-      const db = new BetterSqlite3(path);
+      const db = driver.connect(path, { mustExist: false });
       for (const t of tables) db.exec(`CREATE TABLE ${t} (x TEXT); INSERT INTO ${t} VALUES ('${t}')`);
       db.close();
       const bytes = readFileSync(path);

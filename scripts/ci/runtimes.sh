@@ -1,10 +1,12 @@
 #!/usr/bin/env bash
 # Installs (once) the runtimes the workflow-package tests and the Node matrix need, into a cache outside the clone,
 # one folder per version, and prints their paths as shell assignments:
-#   eval "$(scripts/ci/runtimes.sh)"  →  NODE24 NODE26 NODE_RED N8N N8N_USER_SEED
+#   eval "$(scripts/ci/runtimes.sh)"  →  NODE22 NODE24 NODE26 NODE_RED N8N N8N_USER_SEED N8N_TOOLS
 # A folder is used only when it holds the `.complete` mark written after its last step; anything else is rebuilt.
 set -euo pipefail
 CACHE="${CHAINMAIL_CI_CACHE:-$HOME/.cache/chainmail-ci}"
+# 22.13.0: the oldest Node with node:sqlite unflagged, the lower end of chainmail's engines above Node 20.
+NODE22_VERSION=22.13.0
 NODE24_VERSION=24.21.0
 NODE26_VERSION=26.10.0
 NODE_RED_VERSION=5.0.7
@@ -31,8 +33,10 @@ build() {
 quiet_npm() { npm --no-audit --no-fund --loglevel=error "$@"; }
 
 install_node() { echo '{"private":true}' >package.json && quiet_npm install "node@$1"; }
+build "node-$NODE22_VERSION" install_node "$NODE22_VERSION"
 build "node-$NODE24_VERSION" install_node "$NODE24_VERSION"
 build "node-$NODE26_VERSION" install_node "$NODE26_VERSION"
+NODE22="$CACHE/node-$NODE22_VERSION/node_modules/node/bin"
 NODE24="$CACHE/node-$NODE24_VERSION/node_modules/node/bin"
 NODE26="$CACHE/node-$NODE26_VERSION/node_modules/node/bin"
 # The `node` package carries the platform's Node with its headers: what node-gyp builds native modules against.
@@ -73,6 +77,7 @@ install_n8n_tools() {
 build "n8n-tools-$N8N_TOOLS_VERSION" install_n8n_tools
 
 cat <<OUT
+NODE22=$NODE22
 NODE24=$NODE24
 NODE26=$NODE26
 NODE24_HEADERS=$(headers_of "$NODE24")

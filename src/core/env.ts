@@ -23,6 +23,7 @@ import { ChainmailError } from "./errors.js";
 /** The values of NFT_SOURCE (sources/catalog.ts says what a workflow host asks for each). */
 export const NFT_SOURCES = ["nftport", "index", "opensea", "index+opensea", "service"] as const;
 export const EMAIL_TRANSPORTS = ["mailjet", "smtp", "outbox"] as const;
+export const SQLITE_DRIVERS = ["node", "better-sqlite3"] as const;
 
 interface Doc {
   /** The section of the table the variable is listed under. */
@@ -55,6 +56,12 @@ const oneOf = <const T extends string>(values: readonly T[], d: Doc & { default:
     values.map((v) => Type.Literal(v)),
     { default: d.default, ...doc(d) },
   ) as TUnion<TLiteral<T>[]> & Phantom<T>;
+/** One of `values`, or unset (no default: the reader decides). */
+const oneOfOrUnset = <const T extends string>(values: readonly T[], d: Doc) =>
+  Type.Union(
+    values.map((v) => Type.Literal(v)),
+    doc(d),
+  ) as TUnion<TLiteral<T>[]> & Phantom<undefined>;
 
 const retrievers = "NFT retrievers";
 const email = "Email";
@@ -114,6 +121,11 @@ export const EnvSchema = Type.Object({
     group: retrievers,
     description: "the own index, when `INDEX_DB` is not set",
     default: "./data/index.sqlite",
+  }),
+  CHAINMAIL_SQLITE_DRIVER: oneOfOrUnset(SQLITE_DRIVERS, {
+    group: retrievers,
+    description: "the library that opens SQLite files",
+    shown: "`node` on Node 22.13+, else `better-sqlite3`",
   }),
   INDEX_RPC_URL: text({
     group: retrievers,

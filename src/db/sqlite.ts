@@ -1,14 +1,12 @@
 /**
- * The SQLite engine (better-sqlite3, WAL): one connection per `Database`, statements prepared once. Writers and
- * readers in other processes share the file (WAL lets readers go on while one writer commits). The writer lock
- * is an open write transaction on a side file (`<file>-<name>.lock`): the operating system drops it when the
- * holder dies, so a waiting process takes over at once.
+ * The SQLite engine (WAL; node:sqlite or better-sqlite3, see sqlite-driver.ts): one connection per `Database`,
+ * statements prepared once. Writers and readers in other processes share the file (WAL lets readers go on while
+ * one writer commits). The writer lock is an open write transaction on a side file (`<file>-<name>.lock`): the
+ * operating system drops it when the holder dies, so a waiting process takes over at once.
  */
 import { mkdirSync } from "node:fs";
 import { dirname } from "node:path";
 import { setImmediate, setTimeout as sleep } from "node:timers/promises";
-import BetterSqlite3 from "better-sqlite3";
-import { ChainmailError } from "../core/errors.js";
 import { migrate } from "./migrate.js";
 import {
   conflictClause,
@@ -23,9 +21,12 @@ import {
   storageError,
   type WriterLock,
 } from "./sql.js";
-
-type Connection = BetterSqlite3.Database;
-type Statement = BetterSqlite3.Statement;
+import {
+  type SqliteConnection as Connection,
+  type SqliteDriver,
+  type SqliteStatement as Statement,
+  sqliteDriver,
+} from "./sqlite-driver.js";
 
 /** Prepared statements kept per connection; beyond this the cache starts over (statements are cheap to prepare). */
 const STATEMENT_CACHE = 500;
@@ -34,19 +35,18 @@ const INSERT_SLICE = 1_000;
 /** How long a statement waits for another connection's write transaction before failing. */
 const BUSY_TIMEOUT_MS = 10_000;
 
-const isBusy = (err: unknown): boolean => {
-  const cause = err instanceof ChainmailError ? err.cause : err;
-  return (cause as { code?: string } | undefined)?.code?.startsWith("SQLITE_BUSY") === true;
-};
-
-/** Runs `work`, retrying while another connection holds the write lock, without blocking the event loop. */
-async function whenFree<T>(work: () => T): Promise<T> {
+/**
+ * Runs `work`, retrying while another connection holds the write lock, without blocking the event loop. `work`
+ * may throw the driver's error or a `storage_error` wrapping it.
+ */
+async function whenFree<T>(driver: SqliteDriver, work: () => T): Promise<T> {
   const started = Date.now();
   for (let wait = 1; ; wait = Math.min(wait * 2, 50)) {
     try {
       return work();
     } catch (err) {
-      if (!isBusy(err) || Date.now() - started > BUSY_TIMEOUT_MS) throw err;
+      const busy = driver.isBusy(err) || (err instanceof Error && driver.isBusy(err.cause));
+      if (!busy || Date.now() - started > BUSY_TIMEOUT_MS) throw err;
     }
     await sleep(wait);
   }
@@ -58,21 +58,22 @@ async function whenFree<T>(work: () => T): Promise<T> {
  */
 export async function openSqlite(path: string, options: OpenOptions = {}): Promise<Database> {
   const create = options.create ?? true;
-  return new SqliteDatabase(path, await whenFree(() => connect(path, create)));
+  const driver = await sqliteDriver();
+  return new SqliteDatabase(path, driver, await whenFree(driver, () => connect(driver, path, create)));
 }
 
-function connect(path: string, create: boolean): Connection {
+function connect(driver: SqliteDriver, path: string, create: boolean): Connection {
   let connection: Connection | undefined;
   try {
     if (create && path !== ":memory:") mkdirSync(dirname(path), { recursive: true });
-    connection = new BetterSqlite3(path, { fileMustExist: !create });
+    connection = driver.connect(path, { mustExist: !create });
     // SQLite's own busy wait would block the event loop (and with it a writer in this same process): never
     // wait inside SQLite; `whenFree` retries asynchronously instead.
-    connection.pragma("busy_timeout = 0");
+    connection.exec("PRAGMA busy_timeout = 0");
     // WAL: one process writes while others read, neither blocking the other. A database the writer made is WAL
     // already (the mode is kept in the file); a reader leaves any other file as it found it.
-    if (create) connection.pragma("journal_mode = WAL");
-    connection.pragma("synchronous = NORMAL");
+    if (create) connection.exec("PRAGMA journal_mode = WAL");
+    connection.exec("PRAGMA synchronous = NORMAL");
     return connection;
   } catch (err) {
     // A file that opened but is not a usable database (not SQLite, read-only) must not keep its handle.
@@ -122,17 +123,11 @@ class SqliteStatements implements Sql {
   }
 
   querySync<T>(sql: string, params: readonly unknown[] = []): T[] {
-    return this.attempt(() => {
-      const statement = this.prepare(sql);
-      const args = params.length ? [bindings(params)] : [];
-      if (statement.reader) return statement.all(...args) as T[];
-      statement.run(...args);
-      return [];
-    });
+    return this.attempt(() => this.prepare(sql).all(...(params.length ? [bindings(params)] : [])) as T[]);
   }
 
   runSync(sql: string, params: readonly unknown[] = []): number {
-    return this.attempt(() => this.prepare(sql).run(...(params.length ? [bindings(params)] : [])).changes);
+    return this.attempt(() => this.prepare(sql).run(...(params.length ? [bindings(params)] : [])));
   }
 
   async query<T extends object = Row>(sql: string, params?: readonly unknown[]): Promise<T[]> {
@@ -174,7 +169,7 @@ class SqliteStatements implements Sql {
         for (let r = start; r < Math.min(rows.length, start + INSERT_SLICE); r++) {
           const row = rows[r]!;
           for (let i = 0; i < names.length; i++) values[i] = bindable(row[names[i]!]);
-          changes += statement.run(values).changes;
+          changes += statement.run(...values);
         }
         return changes;
       });
@@ -191,21 +186,22 @@ class SqliteDatabase implements Database {
 
   constructor(
     readonly target: string,
+    private readonly driver: SqliteDriver,
     connection: Connection,
   ) {
     this.statements = new SqliteStatements(connection, target);
   }
 
   query<T extends object = Row>(sql: string, params?: readonly unknown[]): Promise<T[]> {
-    return this.serial.run(() => whenFree(() => this.statements.querySync<T>(sql, params)));
+    return this.serial.run(() => whenFree(this.driver, () => this.statements.querySync<T>(sql, params)));
   }
 
   run(sql: string, params?: readonly unknown[]): Promise<number> {
-    return this.serial.run(() => whenFree(() => this.statements.runSync(sql, params)));
+    return this.serial.run(() => whenFree(this.driver, () => this.statements.runSync(sql, params)));
   }
 
   exec(script: string): Promise<void> {
-    return this.serial.run(() => whenFree(() => this.statements.execSync(script)));
+    return this.serial.run(() => whenFree(this.driver, () => this.statements.execSync(script)));
   }
 
   insertMany(table: string, columns: readonly string[], rows: readonly Row[], onConflict?: OnConflict) {
@@ -215,13 +211,13 @@ class SqliteDatabase implements Database {
   transaction<T>(work: (tx: Sql) => Promise<T>): Promise<T> {
     return this.serial.run(async () => {
       // IMMEDIATE: take the write lock up front, so two writers never deadlock upgrading from a read.
-      await whenFree(() => this.statements.runSync("BEGIN IMMEDIATE"));
+      await whenFree(this.driver, () => this.statements.runSync("BEGIN IMMEDIATE"));
       try {
         const result = await work(this.statements);
         this.statements.runSync("COMMIT");
         return result;
       } catch (err) {
-        if (this.statements.connection.inTransaction) this.statements.connection.exec("ROLLBACK");
+        rollback(this.statements.connection);
         throw err;
       }
     });
@@ -236,9 +232,9 @@ class SqliteDatabase implements Database {
     const lockFile = `${this.target}-${identifier(name)}.lock`;
     let holder: Connection;
     try {
-      holder = new BetterSqlite3(lockFile);
+      holder = this.driver.connect(lockFile, { mustExist: false });
       // Never block the event loop waiting: try, and poll from here.
-      holder.pragma("busy_timeout = 0");
+      holder.exec("PRAGMA busy_timeout = 0");
     } catch (err) {
       throw storageError(lockFile, err, "could not be opened");
     }
@@ -246,13 +242,9 @@ class SqliteDatabase implements Database {
     for (;;) {
       try {
         holder.exec("BEGIN IMMEDIATE");
-        return {
-          release: async () => {
-            if (holder.open) holder.close();
-          },
-        };
+        return { release: async () => holder.close() };
       } catch (err) {
-        if ((err as { code?: string }).code !== "SQLITE_BUSY") {
+        if (!this.driver.isBusy(err)) {
           holder.close();
           throw storageError(lockFile, err);
         }
@@ -271,8 +263,18 @@ class SqliteDatabase implements Database {
   }
 
   close(): Promise<void> {
-    return this.serial.run(() => {
-      if (this.statements.connection.open) this.statements.connection.close();
-    });
+    return this.serial.run(() => this.statements.connection.close());
+  }
+}
+
+/**
+ * Ends the open transaction after a failure. SQLite may have rolled it back itself already (some errors do), and
+ * a COMMIT that failed may have left it open: either way none is open afterwards.
+ */
+function rollback(connection: Connection): void {
+  try {
+    connection.exec("ROLLBACK");
+  } catch {
+    // "cannot rollback - no transaction is active": nothing left to undo.
   }
 }

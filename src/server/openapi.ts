@@ -216,6 +216,7 @@ export function buildOpenApi(nodes: readonly AnyNode[], options: OpenApiOptions)
         (options.auth
           ? "The node routes need `Authorization: Bearer <token>` (`bearer`); the others are open."
           : "This instance runs without tokens: every route is open (`bearer` applies once CHAINMAIL_TOKENS is set)."),
+      license: { name: "MIT", identifier: "MIT" },
     },
     // The origin this document was fetched from: the service serves it at its own root.
     servers: [{ url: "/", description: "This service" }],

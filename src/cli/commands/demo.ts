@@ -16,6 +16,10 @@ export function registerDemo(program: Command): void {
     .option("--data-dir <dir>", "where the demo's index lives; wiped on every start", "data/demo")
     .action(async (options: { port?: string; host?: string; dataDir: string }) => {
       const port = integerOption("--port", options.port, 65535);
+      // The chain tooling is an optional peer: without it, say what to install before anything starts.
+      const { demoInstallMessage, missingDemoPackages } = await import("../../demo/requirements.js");
+      const missing = missingDemoPackages();
+      if (missing.length > 0) throw new Error(demoInstallMessage(missing));
       // One Ctrl-C at any moment, start-up included, stops everything (a terminal's Ctrl-C also reaches anvil, in the
       // same process group). A second one while stopping: exit at once (the exit hook still kills anvil).
       const stopping = new AbortController();

@@ -1,0 +1,192 @@
+/**
+ * The package as a user gets it: `npm pack`, then `npm install <tarball> --omit=dev` into an empty folder (from the
+ * npm cache: `--offline`, or `--prefer-offline` when the cache lacks something), and the installed copy used as a
+ * user would — library, `chainmail index`, `chainmail serve`, `chainmail demo` — with nothing of this repository
+ * on its module path. `npm run test:install` (CI runs it under Node 24, the current LTS).
+ */
+import { execFile, spawn } from "node:child_process";
+import { once } from "node:events";
+import { cpSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
+import { createRequire } from "node:module";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { promisify } from "node:util";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { type Anvil, address, erc721Transfer, installEmitters, startAnvil } from "../index-helpers.js";
+import { call } from "../server-helpers.js";
+
+const run = promisify(execFile);
+const root = join(import.meta.dirname, "..", "..");
+const pkg = JSON.parse(readFileSync(join(root, "package.json"), "utf8"));
+const semver = createRequire(import.meta.url)("semver") as { subset(sub: string, sup: string): boolean };
+/** Whether this Node has SQLite built in (22.13 and later); without it, chainmail needs better-sqlite3. */
+const nodeHasSqlite = process.getBuiltinModule?.("node:sqlite") !== undefined;
+const MiB = 1024 * 1024;
+const NFT = address(0x721);
+
+let dir: string;
+let app: string;
+let installLog: string;
+let anvil: Anvil;
+
+beforeAll(async () => {
+  dir = mkdtempSync(join(tmpdir(), "chainmail-install-"));
+  const packed = await run("npm", ["pack", "--ignore-scripts", "--json", "--pack-destination", dir], { cwd: root });
+  const tarball = join(dir, JSON.parse(packed.stdout)[0].filename);
+  app = join(dir, "app");
+  mkdirSync(app);
+  writeFileSync(join(app, "package.json"), JSON.stringify({ name: "app", private: true, type: "module" }));
+  const install = (cache: string) =>
+    run("npm", ["install", tarball, "--omit=dev", "--no-audit", "--no-fund", cache], { cwd: app, timeout: 600_000 });
+  try {
+    installLog = (await install("--offline")).stderr;
+  } catch (err) {
+    if (!/ENOTCACHED/.test(String((err as { stderr?: string }).stderr))) throw err;
+    installLog = (await install("--prefer-offline")).stderr;
+  }
+  anvil = await startAnvil();
+  await installEmitters(anvil, [NFT]);
+  await erc721Transfer(anvil, NFT, address(0), address(0xa11ce), 1);
+  await erc721Transfer(anvil, NFT, address(0xa11ce), address(0xb0b), 1);
+});
+
+afterAll(async () => {
+  await anvil?.stop();
+  if (dir) rmSync(dir, { recursive: true, force: true });
+});
+
+/** Runs the installed `chainmail` (its bin link), with only PATH and `env` in its environment. */
+function chainmail(args: string[], env: Record<string, string> = {}) {
+  return new Promise<{ code: number; stdout: string; stderr: string }>((resolve) => {
+    execFile(
+      process.execPath,
+      [join(app, "node_modules", ".bin", "chainmail"), ...args],
+      { cwd: app, env: { PATH: process.env.PATH ?? "", ...env }, timeout: 120_000 },
+      (error, stdout, stderr) =>
+        resolve({ code: error ? ((error as { code?: number }).code ?? 1) : 0, stdout, stderr }),
+    );
+  });
+}
+
+/** The installed tree as npm recorded it (node_modules/.package-lock.json). */
+const installed = (): Record<string, { version: string; engines?: { node?: string }; hasInstallScript?: boolean }> =>
+  JSON.parse(readFileSync(join(app, "node_modules", ".package-lock.json"), "utf8")).packages;
+
+describe("npm install <tarball> --omit=dev", () => {
+  it("stays within 60 MiB and leaves the demo's chain tooling and better-sqlite3 out", async () => {
+    const { stdout } = await run("du", ["-s", "--apparent-size", "--block-size=1", join(app, "node_modules")]);
+    const bytes = Number(stdout.split("\t")[0]);
+    console.log(`installed: ${(bytes / MiB).toFixed(1)} MiB, ${Object.keys(installed()).length} packages`);
+    expect(bytes).toBeGreaterThan(MiB);
+    expect(bytes).toBeLessThanOrEqual(60 * MiB);
+    const names = Object.keys(installed()).map((path) => path.replace(/^.*node_modules\//, ""));
+    expect(names).toContain("chainmail");
+    for (const optional of ["viem", "@foundry-rs/anvil", "@opensea/seaport-js", "ethers", "better-sqlite3"]) {
+      expect(names).not.toContain(optional);
+    }
+  });
+
+  it("runs no install script: nothing is compiled or downloaded at install", () => {
+    const withScripts = Object.entries(installed()).filter(([, entry]) => entry.hasInstallScript);
+    expect(withScripts.map(([path]) => path)).toEqual([]);
+    expect(installLog).not.toMatch(/gyp|EBADENGINE/);
+  });
+
+  it("pulls only packages that support the Node versions chainmail's engines declares", () => {
+    const needMore = Object.entries(installed())
+      .filter(([, entry]) => entry.engines?.node && !semver.subset(pkg.engines.node, entry.engines.node))
+      .map(([path, entry]) => `${path.replace(/^.*node_modules\//, "")}@${entry.version}: ${entry.engines?.node}`);
+    expect(needMore).toEqual([]);
+  });
+
+  it("carries the LICENSE", () => {
+    expect(readFileSync(join(app, "node_modules", "chainmail", "LICENSE"), "utf8")).toMatch(/^MIT License/);
+  });
+});
+
+describe("the installed package", () => {
+  it("`chainmail demo` says exactly what to install for its chain, and starts nothing", async () => {
+    const out = await chainmail(["demo", "--data-dir", join(dir, "demo")]);
+    expect(out.code).toBe(1);
+    const peers = pkg.peerDependencies;
+    expect(out.stderr).toContain(
+      `npm install viem@${peers.viem} @foundry-rs/anvil@${peers["@foundry-rs/anvil"]} @opensea/seaport-js@${peers["@opensea/seaport-js"]}\n`,
+    );
+    expect(out.stdout).toBe("");
+  });
+
+  it("without a SQLite library, `chainmail index` says what to install", async () => {
+    const db = join(dir, "no-driver.sqlite");
+    // On a Node with node:sqlite, asking for better-sqlite3 (not installed) shows the same kind of message.
+    const env: Record<string, string> = nodeHasSqlite ? { CHAINMAIL_SQLITE_DRIVER: "better-sqlite3" } : {};
+    const out = await chainmail(["index", "--rpc", anvil.rpcUrl, "--db", db, "--contracts", NFT, "--once"], env);
+    expect(out.code).toBe(1);
+    expect(out.stderr).toContain("better-sqlite3 is not installed");
+    expect(out.stderr).toContain("npm install better-sqlite3@^12");
+  });
+
+  describe("with SQLite", () => {
+    const db = () => join(dir, "data", "index.sqlite");
+
+    beforeAll(() => {
+      if (nodeHasSqlite) return;
+      // Node 20: the user installs better-sqlite3 as told above; the repository's copy is built for this Node.
+      for (const name of ["better-sqlite3", "bindings", "file-uri-to-path"]) {
+        cpSync(join(root, "node_modules", name), join(app, "node_modules", name), { recursive: true });
+      }
+    });
+
+    it("`chainmail index` builds an index from a node", async () => {
+      const out = await chainmail(["index", "--rpc", anvil.rpcUrl, "--db", db(), "--contracts", NFT, "--once"]);
+      expect(out.stderr).toBe("");
+      expect(JSON.parse(out.stdout)).toEqual({ db: db(), last_block: 2, records: 2, unknown_logs: 0 });
+    });
+
+    it('the library reads it (`import … from "chainmail"`)', async () => {
+      const script = join(app, "read.mjs");
+      writeFileSync(
+        script,
+        `import { close, loadConfig, nftTransactionsByContract, runNode } from "chainmail";
+const config = loadConfig({ NFT_SOURCE: "index", INDEX_DB: process.argv[2] });
+const out = await runNode(nftTransactionsByContract, { query: { contract_address: "${NFT}" }, params: {} }, { config });
+await close();
+console.log(JSON.stringify(out.data.transactions.map((t) => [t.type, String(t.token_id)])));`,
+      );
+      const { stdout } = await run(process.execPath, [script, db()], { cwd: app });
+      expect(JSON.parse(stdout)).toEqual([
+        ["transfer", "1"],
+        ["mint", "1"],
+      ]);
+    });
+
+    it("`chainmail serve` answers from it over HTTP", async () => {
+      const child = spawn(process.execPath, [join(app, "node_modules", ".bin", "chainmail"), "serve", "--port", "0"], {
+        cwd: app,
+        env: { PATH: process.env.PATH ?? "", NFT_SOURCE: "index", INDEX_DB: db() },
+        stdio: ["ignore", "ignore", "pipe"],
+      });
+      let stderr = "";
+      child.stderr.on("data", (chunk) => {
+        stderr += chunk;
+      });
+      try {
+        while (!/listening on (http:\S+)/.test(stderr) && child.exitCode === null) {
+          await new Promise((resolve) => setTimeout(resolve, 25));
+        }
+        const url = /listening on (http:\S+)/.exec(stderr)?.[1];
+        expect(url, stderr).toBeDefined();
+        const res = await call(`${url}/nodes/nft-transactions-by-contract`, "POST", {
+          query: { contract_address: NFT },
+          params: {},
+        });
+        expect(res.status).toBe(200);
+        expect(res.body.data.transactions.map((t: { type: string }) => t.type)).toEqual(["transfer", "mint"]);
+        const docs = await call(`${url}/openapi.json`, "GET");
+        expect(docs.body.info.license.name).toBe("MIT");
+      } finally {
+        child.kill("SIGTERM");
+        await once(child, "exit");
+      }
+    });
+  });
+});
