@@ -45,7 +45,7 @@ async function records(db: string, contract: Address): Promise<TransactionRecord
 describe("ERC-2309 on OpenZeppelin's ERC721Consecutive", () => {
   it("a batch within the cap is one mint per token; a larger one is counted, and its tokens' later transfers kept", async () => {
     const [deployer, alice, bob, carol] = chain.accounts as [Address, Address, Address, Address];
-    const start = Number(await chain.publicClient.getBlockNumber()) + 1;
+    const start = Number(await chain.publicClient.getBlockNumber({ cacheTime: 0 })) + 1;
     // Three tokens (0..2) to alice, then one batch of more than the cap (3..) to bob.
     const big = CONSECUTIVE_CAP + 2000;
     const nft = await deploy(chain, deployer, "ConsecutiveMint", consecutive, [

@@ -101,7 +101,7 @@ beforeAll(async () => {
   await mine(11);
   const settled = await call(chain, buyer, house, A.house, "settleAuction", [nft, 3n]);
   trades.push(trade({ txHash: settled.transactionHash, contract: nft, tokenId: 3n, price: winning }));
-  const start = (await chain.publicClient.getBlockNumber()) + 2n;
+  const start = (await chain.publicClient.getBlockNumber({ cacheTime: 0 })) + 2n;
   await call(chain, seller, house, A.house, "createScheduledAuction", [nft, 4n, ETH / 10n, 3n, start]);
   await mine(6);
   noBidSettlement = (await call(chain, seller, house, A.house, "settleAuction", [nft, 4n])).transactionHash;
