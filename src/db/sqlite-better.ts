@@ -3,7 +3,7 @@
  * `node:sqlite`). Importing this module fails when it is not installed or was built for another Node.
  */
 import BetterSqlite3 from "better-sqlite3";
-import type { SqliteConnection, SqliteDriver, SqliteStatement } from "./sqlite-driver.js";
+import type { SqliteConnection, SqliteDriver, SqliteStatement } from "./sqlite-types.js";
 
 class Statement implements SqliteStatement {
   constructor(private readonly statement: BetterSqlite3.Statement) {}

@@ -5,35 +5,11 @@
  * sqlite.ts holds the engine's behaviour once. `CHAINMAIL_SQLITE_DRIVER=node|better-sqlite3` picks one explicitly
  * (tests, benchmarks, or to keep better-sqlite3 on a Node that has both).
  */
-import { type SQLITE_DRIVERS, setting } from "../core/env.js";
+import { setting } from "../core/env.js";
 import { ChainmailError } from "../core/errors.js";
+import type { SqliteDriver, SqliteDriverName } from "./sqlite-types.js";
 
-export type SqliteDriverName = (typeof SQLITE_DRIVERS)[number];
-
-/** One prepared statement. Parameters are positional values (`?`), or one object of named ones (`$1` → key `1`). */
-export interface SqliteStatement {
-  /** The rows it returns (none for a statement that returns none); runs it either way. */
-  all(...params: unknown[]): object[];
-  /** Runs it; the number of rows it inserted, changed or deleted. */
-  run(...params: unknown[]): number;
-}
-
-export interface SqliteConnection {
-  prepare(sql: string): SqliteStatement;
-  /** Runs a script of statements without parameters. */
-  exec(script: string): void;
-  /** Safe to call twice. */
-  close(): void;
-  readonly open: boolean;
-}
-
-export interface SqliteDriver {
-  readonly name: SqliteDriverName;
-  /** Opens a file (or `:memory:`); with `mustExist`, a missing file fails instead of being created. */
-  connect(path: string, options: { mustExist: boolean }): SqliteConnection;
-  /** Whether a failure means another connection holds the write lock (worth trying again). */
-  isBusy(err: unknown): boolean;
-}
+export type { SqliteConnection, SqliteDriver, SqliteDriverName, SqliteStatement } from "./sqlite-types.js";
 
 const loaded = new Map<SqliteDriverName, Promise<SqliteDriver | undefined>>();
 

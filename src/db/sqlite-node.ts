@@ -4,7 +4,7 @@
  * chainmail's output (every other warning still shows).
  */
 import { existsSync } from "node:fs";
-import type { SqliteConnection, SqliteDriver, SqliteStatement } from "./sqlite-driver.js";
+import type { SqliteConnection, SqliteDriver, SqliteStatement } from "./sqlite-types.js";
 
 /** The part of `node:sqlite` used here (the machine's @types/node may predate the module). */
 interface NodeSqlite {
