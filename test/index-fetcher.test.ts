@@ -86,6 +86,29 @@ describe("the fetcher", () => {
     expect(f.transaction(`0x${"ee".repeat(32)}`)).toBeUndefined();
     expect(await f.readDecimals(address(0xdead))).toBeUndefined();
   });
+  it("asks a contract whose decimals() fails in the EVM once: the node's -32603 for it is not worth a retry", async () => {
+    // anvil answers the transfer emitter's decimals() with -32603 "EVM error …", the code it shares with transient
+    // internal errors; retried, it cost seconds of backoff per token of the run.
+    const direct = await fetch(anvil.rpcUrl, {
+      method: "POST",
+      headers: { "content-type": "application/json" },
+      body: JSON.stringify({
+        jsonrpc: "2.0",
+        id: 1,
+        method: "eth_call",
+        params: [{ to: NFT, data: "0x313ce567" }, "latest"],
+      }),
+    });
+    expect(((await direct.json()) as { error: { code: number; message: string } }).error).toMatchObject({
+      code: -32603,
+      message: expect.stringMatching(/EVM error/),
+    });
+    const f = fetcher();
+    const calls = () => proxy.requests.filter((r) => r.methods.includes("eth_call")).length;
+    const before = calls();
+    expect(await f.readDecimals(NFT)).toBeUndefined();
+    expect(calls() - before).toBe(1);
+  });
 });
 
 describe("reorgs", () => {

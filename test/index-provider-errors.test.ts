@@ -5,6 +5,7 @@
 import { describe, expect, it } from "vitest";
 import {
   isBatchRefusal,
+  isExecutionFailure,
   isThrottling,
   isUnknownBlock,
   rangeRefusal,
@@ -103,6 +104,14 @@ describe("throttling, batch refusals, unknown blocks", () => {
     expect(isBatchRefusal(413, undefined)).toBe(true);
     expect(isBatchRefusal(200, { code: -32600, message: "batch size exceeded" })).toBe(true);
     expect(isBatchRefusal(200, { code: -32000, message: "execution reverted" })).toBe(false);
+  });
+
+  it("recognises a call's own execution failing (not retried, whatever the code)", () => {
+    expect(isExecutionFailure("execution reverted")).toBe(true);
+    expect(isExecutionFailure("EVM error InvalidOperandOOG")).toBe(true);
+    expect(isExecutionFailure("out of gas")).toBe(true);
+    expect(isExecutionFailure("internal error")).toBe(false);
+    expect(isExecutionFailure("header not found")).toBe(false);
   });
 
   it("recognises a block a node does not have", () => {

@@ -130,3 +130,12 @@ export function isBatchRefusal(status: number, error: { code: number; message: s
 export function isUnknownBlock(message: string): boolean {
   return /unknown block|block not found|header not found|cannot find block|missing block/i.test(bounded(message));
 }
+
+/**
+ * Whether an error reports the call's own execution failing (geth's and erigon's "execution reverted", anvil's and
+ * reth's "EVM error …", an out-of-gas or invalid opcode): the same call fails the same way again, so it is not
+ * retried, even under the generic -32603 code some nodes give it.
+ */
+export function isExecutionFailure(message: string): boolean {
+  return /revert|EVM error|out of gas|invalid opcode|invalid jump|stack underflow/i.test(bounded(message));
+}

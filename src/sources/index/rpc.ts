@@ -11,7 +11,7 @@ import type { RetryPolicy } from "../../core/config.js";
 import { ChainmailError } from "../../core/errors.js";
 import { AnswerTooLarge, httpRequest, retryAfterMs } from "../../core/http.js";
 import type { UpstreamPool } from "../../core/upstream-pool.js";
-import { isBatchRefusal, isThrottling, isUnknownBlock } from "./provider-errors.js";
+import { isBatchRefusal, isExecutionFailure, isThrottling, isUnknownBlock } from "./provider-errors.js";
 import { type ResultSlices, resultSlices } from "./result-slices.js";
 import { persist, Retryable, RPC_UPSTREAM, seconds, Throttle } from "./rpc-retry.js";
 
@@ -313,7 +313,7 @@ export class RpcClient {
     const { code, message } = errorOf(reply)!;
     if (isThrottling(code, message)) throw new Retryable("throttle", describe(reply.error), status);
     if (method.startsWith("eth_getBlockBy") && isUnknownBlock(message)) return null;
-    if (code === -32603 || /internal error|try again|temporar/i.test(message)) {
+    if ((code === -32603 || /internal error|try again|temporar/i.test(message)) && !isExecutionFailure(message)) {
       const said = describe(reply.error);
       throw new Retryable("transient", said, status, undefined, new RpcError(code, message, method, status));
     }
