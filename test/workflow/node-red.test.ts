@@ -76,7 +76,9 @@ async function startNodeRed() {
     ["--userDir", userDir, "--port", String(port), "--settings", join(userDir, "settings.js")],
     node24Env({ NFTPORT_BASE_URL: nftport.url, OPENSEA_BASE_URL: opensea.url, MAILJET_BASE_URL: mailjet.url }),
   );
-  await nodeRed.waitFor(/Started flows|Server now running/, 60_000);
+  // "Started flows", not the server line before it: a deploy made before the first start is done would take that
+  // first start's line for its own, and inject into flows not started yet.
+  await nodeRed.waitFor(/Started flows/, 60_000);
 }
 
 const admin = async (path: string, init: RequestInit = {}) => {
