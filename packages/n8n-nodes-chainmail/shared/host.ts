@@ -5,7 +5,9 @@
 import {
   type IDataObject,
   type IExecuteFunctions,
+  type INodeCredentialDescription,
   type INodeExecutionData,
+  type INodeProperties,
   type IPollFunctions,
   type JsonObject,
   NodeApiError,
@@ -42,6 +44,29 @@ export const CREDENTIALS: Record<string, string> = {
 /** Sources the nodes offer: the portable ones that have a credential here, in CREDENTIALS' order. */
 export const nodeSources = (): SourceEntry[] =>
   Object.keys(CREDENTIALS).flatMap((id) => nftSources.filter((source) => source.id === id && source.portable));
+
+/** The credential of each source a node offers, asked for only when that source is chosen. */
+export const sourceCredentials = (): INodeCredentialDescription[] =>
+  nodeSources().map((source) => ({
+    name: CREDENTIALS[source.id]!,
+    required: true,
+    displayOptions: { show: { source: [source.id] } },
+  }));
+
+/** The "Source" parameter of the nodes that read NFT activity; `description` says what is read from it. */
+export const sourceParameter = (description: string): INodeProperties => ({
+  displayName: "Source",
+  name: "source",
+  type: "options",
+  noDataExpression: true,
+  options: nodeSources().map((source) => ({
+    name: source.title,
+    value: source.id,
+    description: source.description,
+  })),
+  default: "nftport",
+  description,
+});
 
 /** Headers chainmail sets for a key that the credential sets instead (n8n's generic authentication). */
 const CREDENTIAL_HEADERS = new Set(["authorization", "x-api-key"]);

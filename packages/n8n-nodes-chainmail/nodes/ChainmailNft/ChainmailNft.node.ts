@@ -9,7 +9,6 @@ import {
 } from "n8n-workflow";
 import {
   type AnyNode,
-  CREDENTIALS,
   configFor,
   errorItem,
   item,
@@ -17,9 +16,10 @@ import {
   nftTransactionsByToken,
   nftTransactionsOnChain,
   nodeError,
-  nodeSources,
   PageError,
   pagesWith,
+  sourceCredentials,
+  sourceParameter,
   typeFilterValues,
 } from "../../shared/chainmail";
 
@@ -68,25 +68,9 @@ export class ChainmailNft implements INodeType {
     inputs: [NodeConnectionTypes.Main],
     outputs: [NodeConnectionTypes.Main],
     usableAsTool: true,
-    credentials: nodeSources().map((source) => ({
-      name: CREDENTIALS[source.id]!,
-      required: true,
-      displayOptions: { show: { source: [source.id] } },
-    })),
+    credentials: sourceCredentials(),
     properties: [
-      {
-        displayName: "Source",
-        name: "source",
-        type: "options",
-        noDataExpression: true,
-        options: nodeSources().map((source) => ({
-          name: source.title,
-          value: source.id,
-          description: source.description,
-        })),
-        default: "nftport",
-        description: "Where the transactions are read from",
-      },
+      sourceParameter("Where the transactions are read from"),
       {
         displayName: "Resource",
         name: "resource",

@@ -8,18 +8,18 @@ import {
 import {
   type ActivityCursor,
   type ActivityTarget,
-  CREDENTIALS,
   configFor,
   item,
   nftTransactionsByContract,
   nftTransactionsByToken,
   nftTransactionsOnChain,
   nodeError,
-  nodeSources,
   PageError,
   pagesWith,
   pollActivity,
   type RunContext,
+  sourceCredentials,
+  sourceParameter,
   toErrorPayload,
   typeFilterValues,
 } from "../../shared/chainmail";
@@ -40,25 +40,9 @@ export class ChainmailTrigger implements INodeType {
     polling: true,
     inputs: [],
     outputs: [NodeConnectionTypes.Main],
-    credentials: nodeSources().map((source) => ({
-      name: CREDENTIALS[source.id]!,
-      required: true,
-      displayOptions: { show: { source: [source.id] } },
-    })),
+    credentials: sourceCredentials(),
     properties: [
-      {
-        displayName: "Source",
-        name: "source",
-        type: "options",
-        noDataExpression: true,
-        options: nodeSources().map((source) => ({
-          name: source.title,
-          value: source.id,
-          description: source.description,
-        })),
-        default: "nftport",
-        description: "Where the activity is read from",
-      },
+      sourceParameter("Where the activity is read from"),
       {
         displayName: "Watch",
         name: "watch",
