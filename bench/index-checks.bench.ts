@@ -43,6 +43,7 @@ export default async function bench(): Promise<void> {
     }
     const ms = (list: ProcessRun[]) => median(list.map((r) => r.ms));
     const rss = (list: ProcessRun[]) => median(list.map((r) => r.rssMiB));
+    const cpu = (list: ProcessRun[]) => median(list.map((r) => r.cpuMs));
     console.log(
       `ingestion of ${EVENTS} events (every block checked as near the head), new SQLite file; median of ${ROUNDS} ` +
         `interleaved rounds (load ${await loadAverage()}):`,
@@ -51,13 +52,20 @@ export default async function bench(): Promise<void> {
       ["with the checks", runs.checks],
       [`before them (${BASELINE_REF})`, runs.before],
     ] as const) {
-      console.log(`  ${name.padEnd(28)} ${(ms(list) / 1000).toFixed(2)} s  ${rss(list).toFixed(0)} MiB`);
+      console.log(
+        `  ${name.padEnd(28)} ${(ms(list) / 1000).toFixed(2)} s  CPU ${(cpu(list) / 1000).toFixed(2)} s  ${rss(list).toFixed(0)} MiB`,
+      );
     }
     const paired = pairedRatio(
       runs.checks.map((r) => r.ms),
       runs.before.map((r) => r.ms),
     );
+    const pairedCpu = pairedRatio(
+      runs.checks.map((r) => r.cpuMs),
+      runs.before.map((r) => r.cpuMs),
+    );
     console.log(`  time ratio (median of the rounds' own): ${paired.toFixed(3)}×   goal: ≤ 1.10×`);
+    console.log(`  CPU time ratio (median of the rounds' own): ${pairedCpu.toFixed(3)}×`);
   } finally {
     await chain.stop();
     rmSync(join(dir, "runs"), { recursive: true, force: true });

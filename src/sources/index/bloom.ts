@@ -56,9 +56,11 @@ export class BloomBuilder {
   private bits = 0;
 
   add(item: unknown): void {
-    if (typeof item !== "string") return;
+    if (typeof item !== "string" || this.seen.has(item)) return;
+    // Nodes write hex in lower case: the item as written is usually the key already.
     const key = item.toLowerCase();
-    if (this.seen.has(key)) return;
+    this.seen.add(item);
+    if (key !== item && this.seen.has(key)) return;
     this.seen.add(key);
     for (const bit of bloomBits(key)) {
       const at = 255 - (bit >> 3);

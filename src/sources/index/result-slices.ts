@@ -5,8 +5,9 @@
  * lives until the last one is decoded, long enough to be promoted to the old generation, and the heap grows by
  * several times the answer's size. Parsed a thousand at a time and decoded at once, they die young.
  *
- * The text is only scanned for element boundaries (strings jumped over with `indexOf`, nesting counted); each
- * slice is then handed to `JSON.parse`, which checks it fully, and so are the envelope's other members. Any other
+ * The text is scanned once for element boundaries (strings jumped over with `indexOf`, nesting counted), which
+ * also proves it whole before any of it is used; each slice is then handed to `JSON.parse`, which checks it fully,
+ * and so are the envelope's other members. Any other
  * shape (an error object, a batch, text that is not JSON) is `undefined`: the caller parses it whole as before.
  */
 
@@ -24,12 +25,13 @@ export interface ResultSlices {
   id: unknown;
   /**
    * The elements of `result`, in order, `size` at a time. Throws `SyntaxError` where the text turns out not to be
-   * JSON, or not a plain answer, possibly after some slices.
+   * JSON (a slice `JSON.parse` refuses, possibly after some slices), or not a plain answer (before any slice).
    */
   slices(size: number): Generator<unknown[]>;
   /**
    * Whether the whole text has the answer's shape (each element ends, the envelope closes), stepped over without
-   * parsing: a cut-off answer is found before any of it is used. Each slice is still checked by `JSON.parse`.
+   * parsing: a cut-off answer is found before any of it is used. The same scan gives the slices their boundaries;
+   * each slice is still checked by `JSON.parse`.
    */
   whole(): boolean;
 }
@@ -67,50 +69,58 @@ export function resultSlices(text: string): ResultSlices | undefined {
     }
   }
   const arrayStart = start;
-  /** Steps through the array and the members after it; with `parse`, yields its elements `size` at a time. */
-  function* walk(size: number, parse: boolean): Generator<unknown[]> {
+  /** Where each element of the array starts and ends, once the whole text is stepped through. */
+  let bounds: { starts: number[]; ends: number[] } | undefined;
+  /**
+   * Steps through the array and the members after it, once: the boundaries that prove the text whole are the ones
+   * the slices are cut at. Throws `SyntaxError` where the text is not an answer's shape.
+   */
+  function boundaries(): { starts: number[]; ends: number[] } {
+    if (bounds) return bounds;
+    const starts: number[] = [];
+    const ends: number[] = [];
     const inner = new Scanner(text, arrayStart + 1);
     const malformed = () => new SyntaxError(`Malformed JSON-RPC answer at position ${inner.at}`);
     if (inner.skipSpace() !== CLOSE_BRACKET) {
-      let first = inner.at;
-      let count = 0;
       for (;;) {
+        starts.push(inner.at);
         if (!inner.skipValue()) throw malformed();
-        count++;
+        ends.push(inner.at);
         const after = inner.skipSpace();
-        const last = after === CLOSE_BRACKET;
-        if (!last && after !== COMMA) throw malformed();
-        if (last || count >= size) {
-          if (parse) yield JSON.parse(`[${text.slice(first, inner.at)}]`) as unknown[];
-          count = 0;
-        }
         inner.at++;
-        if (last) break;
+        if (after === CLOSE_BRACKET) break;
+        if (after !== COMMA) throw malformed();
         inner.skipSpace();
-        if (count === 0) first = inner.at;
       }
     } else {
       inner.at++;
     }
-    if (whole) return;
-    // The members after the array: none may change what was given (JSON.parse keeps a repeated member's last).
-    for (;;) {
-      const next = inner.afterMember();
-      if (next === CLOSE_BRACE && inner.skipSpace() === undefined) return;
-      if (next !== COMMA) throw malformed();
-      const key = inner.memberName();
-      const repeated = key === "result" || key === "error" || key === "id";
-      if (key === undefined || repeated || !inner.smallValue()) throw malformed();
+    if (!whole) {
+      // The members after the array: none may change what was given (JSON.parse keeps a repeated member's last).
+      for (;;) {
+        const next = inner.afterMember();
+        if (next === CLOSE_BRACE && inner.skipSpace() === undefined) break;
+        if (next !== COMMA) throw malformed();
+        const key = inner.memberName();
+        const repeated = key === "result" || key === "error" || key === "id";
+        if (key === undefined || repeated || !inner.smallValue()) throw malformed();
+      }
     }
+    bounds = { starts, ends };
+    return bounds;
   }
   return {
     id,
-    slices: (size: number) => walk(size, true),
+    *slices(size: number) {
+      const { starts, ends } = boundaries();
+      for (let i = 0; i < starts.length; i += size) {
+        const last = Math.min(i + size, starts.length) - 1;
+        yield JSON.parse(`[${text.slice(starts[i], ends[last])}]`) as unknown[];
+      }
+    },
     whole() {
       try {
-        for (const _ of walk(Number.POSITIVE_INFINITY, false)) {
-          // nothing is yielded without `parse`
-        }
+        boundaries();
         return true;
       } catch {
         return false;
