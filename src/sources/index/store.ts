@@ -106,10 +106,32 @@ const COLUMNS = [
   "price_usd",
 ] as const;
 
-/** Rows as the engines return them: PostgreSQL NUMERICs as strings, SQLite's REAL price_usd as a number. */
+/**
+ * Rows as the engines return them: PostgreSQL NUMERICs as strings, SQLite's REAL price_usd as a number. Copied
+ * field by field into one literal: every record then has the same shape, and node:sqlite's rows (dictionary-mode
+ * objects without a prototype) are read once instead of spread, which cost as much as SQLite's own work.
+ */
 function activityRow(row: Row): ActivityRow {
   const r = row as unknown as ActivityRow & { price_usd: string | number | null };
-  return { ...r, price_usd: r.price_usd === null ? null : String(r.price_usd) };
+  return {
+    block_number: r.block_number,
+    log_index: r.log_index,
+    batch_index: r.batch_index,
+    kind: r.kind,
+    contract: r.contract,
+    token_id: r.token_id,
+    from_addr: r.from_addr,
+    to_addr: r.to_addr,
+    quantity: r.quantity,
+    tx_hash: r.tx_hash,
+    block_hash: r.block_hash,
+    timestamp: r.timestamp,
+    contract_type: r.contract_type,
+    marketplace: r.marketplace,
+    currency: r.currency,
+    price: r.price,
+    price_usd: r.price_usd === null ? null : String(r.price_usd),
+  };
 }
 
 export class IndexStore {
