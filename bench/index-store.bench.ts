@@ -258,6 +258,11 @@ IndexStore.prototype.page = function capturingPage(this: IndexStore, query) {
       captured.push([sql, args]);
       return db.query(sql, args);
     },
+    // Pages read their rows as arrays; the raw driver runs the same statement the way a user would (objects).
+    queryValues: (sql: string, args: unknown[]) => {
+      captured.push([sql, args]);
+      return db.queryValues(sql, args);
+    },
   };
   return originalPage.call(Object.create(this, { db: { value: spy } }) as IndexStore, query);
 };

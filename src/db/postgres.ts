@@ -42,8 +42,30 @@ const types = {
 const toJson = (rows: readonly Row[]): string =>
   JSON.stringify(rows, (_key, value) => (typeof value === "bigint" ? value.toString() : value));
 
+/**
+ * `queryValues` statements run as named prepared statements: each connection parses one once and then only binds
+ * and executes it (a page's statement costs a quarter less). Named per text, the first PREPARED of them; beyond
+ * that (an unbounded set of texts would fill every connection) and after a stale plan, unnamed.
+ */
+const PREPARED = 200;
+const preparedNames = new Map<string, string | null>();
+
+function statementName(sql: string): string | undefined {
+  let name = preparedNames.get(sql);
+  if (name === undefined) {
+    name = preparedNames.size < PREPARED ? `chainmail_${preparedNames.size}` : null;
+    preparedNames.set(sql, name);
+  }
+  return name ?? undefined;
+}
+
+/** PostgreSQL refusing a prepared statement whose table changed shape ("cached plan must not change result type"). */
+const isStalePlan = (err: unknown): boolean =>
+  (err as { code?: unknown } | undefined)?.code === "0A000" && /cached plan/i.test(String((err as Error).message));
+
 interface Client {
   query(text: string, values?: unknown[]): Promise<pg.QueryResult>;
+  query(config: pg.QueryArrayConfig): Promise<pg.QueryArrayResult>;
 }
 
 class PostgresStatements implements Sql {
@@ -64,6 +86,19 @@ class PostgresStatements implements Sql {
 
   async query<T extends object = Row>(sql: string, params?: readonly unknown[]): Promise<T[]> {
     return (await this.attempt(sql, params)).rows as T[];
+  }
+
+  async queryValues(sql: string, params?: readonly unknown[]): Promise<unknown[][]> {
+    const values = params as unknown[] | undefined;
+    const name = statementName(sql);
+    try {
+      return (await this.client().query({ text: sql, values, rowMode: "array", ...(name ? { name } : {}) })).rows;
+    } catch (err) {
+      if (!name || !isStalePlan(err)) throw storageError(this.target, err);
+    }
+    // A schema change gave the statement another result type: this text is never prepared again.
+    preparedNames.set(sql, null);
+    return this.queryValues(sql, params);
   }
 
   async run(sql: string, params?: readonly unknown[]): Promise<number> {
@@ -120,6 +155,13 @@ class PostgresDatabase implements Database {
     return pinned
       ? pinned.serial.run(() => pinned.statements.query<T>(sql, params))
       : this.statements.query(sql, params);
+  }
+
+  queryValues(sql: string, params?: readonly unknown[]): Promise<unknown[][]> {
+    const pinned = this.pinned;
+    return pinned
+      ? pinned.serial.run(() => pinned.statements.queryValues(sql, params))
+      : this.statements.queryValues(sql, params);
   }
 
   run(sql: string, params?: readonly unknown[]): Promise<number> {
