@@ -209,8 +209,9 @@ const lastDate = { seconds: Number.NaN, text: "" };
 /**
  * One row as NFTPort's record. Each shape is one object literal in NFTPort's key order (no spreads: a page maps
  * 50 rows and this was a fifth of its time); a key NFTPort leaves out is added in its place only when present.
+ * Exported for its property test (test/index-records.props.test.ts).
  */
-function toRecord(row: ActivityRow): TransactionRecord {
+export function toRecord(row: ActivityRow): TransactionRecord {
   const quantity = toExactInteger(row.quantity)!;
   const date = transactionDate(row.timestamp);
   switch (row.kind) {
