@@ -197,14 +197,22 @@ export function decodeContinuation(token: string, fingerprint: string): Position
 
 /** Unix seconds → `YYYY-MM-DDTHH:MM:SS` (UTC, no zone suffix, as NFTPort writes it). */
 function transactionDate(seconds: number): string {
-  // Records come in chain order, so neighbours often share a block and its timestamp: format each one once.
-  if (seconds !== lastDate.seconds) {
-    lastDate.seconds = seconds;
-    lastDate.text = new Date(seconds * 1000).toISOString().slice(0, 19);
+  // Years beyond 9999 (no real block) as `Date` writes them.
+  if (!(seconds >= 0 && seconds < LAST_FOUR_DIGIT_YEAR)) return new Date(seconds * 1000).toISOString().slice(0, 19);
+  // A page's records are close in time: the day is formatted once, the time of day by arithmetic.
+  const day = Math.floor(seconds / DAY);
+  if (day !== lastDay.day) {
+    lastDay.day = day;
+    lastDay.prefix = new Date(day * DAY * 1000).toISOString().slice(0, 11);
   }
-  return lastDate.text;
+  const time = seconds - day * DAY;
+  const minutes = Math.floor(time / 60);
+  return `${lastDay.prefix}${TWO_DIGITS[Math.floor(minutes / 60)]}:${TWO_DIGITS[minutes % 60]}:${TWO_DIGITS[time % 60]}`;
 }
-const lastDate = { seconds: Number.NaN, text: "" };
+const DAY = 86_400;
+const LAST_FOUR_DIGIT_YEAR = 253_402_300_800;
+const TWO_DIGITS = Array.from({ length: 60 }, (_, n) => String(n).padStart(2, "0"));
+const lastDay = { day: Number.NaN, prefix: "" };
 
 /**
  * One row as NFTPort's record. Each shape is one object literal in NFTPort's key order (no spreads: a page maps
