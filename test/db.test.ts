@@ -120,6 +120,11 @@ describe("statements", () => {
     }
     expect(await db.transaction((tx) => tx.queryValues(sql, [2]))).toEqual([[null, 7, 2]]);
     expect(await db.queryValues("SELECT id FROM v WHERE id > $1", [5])).toEqual([]);
+    // A statement the server forgot (as behind a pooler) still answers.
+    if (db.engine === "postgres") {
+      await db.exec("DEALLOCATE ALL");
+      expect(await db.queryValues("SELECT id FROM v WHERE id > $1", [1])).toEqual([[2]]);
+    }
     // A statement prepared before the table changed shape still answers, with the new column type.
     await db.exec("ALTER TABLE v ADD COLUMN extra TEXT");
     if (db.engine === "postgres") await db.exec("ALTER TABLE v ALTER COLUMN note TYPE INTEGER USING length(note)");
