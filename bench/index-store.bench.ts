@@ -3,7 +3,8 @@
  * 1. 1,000,000 synthetic records inserted directly into each engine; p50/p99 latency of a 50-record page by
  *    contract, by token and for the whole chain (first pages and pages deep behind a continuation), through the
  *    index source as the retriever nodes read them, each page followed by the same SQL statement run by hand
- *    with the bare driver (better-sqlite3 with a statement prepared once, `pg`'s client): the raw query's p50/p99;
+ *    with the bare driver (the store's SQLite library, node:sqlite or better-sqlite3, with a statement prepared once;
+ *    `pg`'s client): the raw query's p50/p99;
  * 2. the HTTP service on the PostgreSQL index: requests/s of one `chainmail serve` process against two, each
  *    replica its own process on the same database (by-token pages of a random token of the busiest contract).
  *
@@ -15,7 +16,6 @@ import { mkdirSync, rmSync, statSync } from "node:fs";
 import { join } from "node:path";
 import { setTimeout as sleep } from "node:timers/promises";
 import autocannon from "autocannon";
-import BetterSqlite from "better-sqlite3";
 import pg from "pg";
 import { loadConfig } from "../src/core/config.js";
 import type { RunContext } from "../src/core/node.js";
@@ -258,6 +258,11 @@ IndexStore.prototype.page = function capturingPage(this: IndexStore, query) {
       captured.push([sql, args]);
       return db.query(sql, args);
     },
+    // Pages read their rows as arrays; the raw driver runs the same statement the way a user would (objects).
+    queryValues: (sql: string, args: unknown[]) => {
+      captured.push([sql, args]);
+      return db.queryValues(sql, args);
+    },
   };
   return originalPage.call(Object.create(this, { db: { value: spy } }) as IndexStore, query);
 };
@@ -275,8 +280,16 @@ async function rawDriver(db: string): Promise<{
       close: () => client.end(),
     };
   }
-  const sqlite = new BetterSqlite(db, { readonly: true });
-  const statements = new Map<string, BetterSqlite.Statement>();
+  // The driver the store runs on: node:sqlite where this Node has it (better-sqlite3, built for Node 20, does not
+  // load on Node 26), else better-sqlite3.
+  type Connection = { prepare(sql: string): { all(params: object): unknown[] }; close(): void };
+  const nodeSqlite = process.getBuiltinModule?.("node:sqlite") as
+    | { DatabaseSync: new (path: string, options: { readOnly: boolean }) => Connection }
+    | undefined;
+  const sqlite: Connection = nodeSqlite
+    ? new nodeSqlite.DatabaseSync(db, { readOnly: true })
+    : new (await import("better-sqlite3")).default(db, { readonly: true });
+  const statements = new Map<string, { all(params: object): unknown[] }>();
   return {
     query: async (sql, args) => {
       let statement = statements.get(sql);

@@ -107,6 +107,36 @@ describe("statements", () => {
     expect(await db.query("SELECT k FROM n WHERE k >= 10")).toEqual([{ k: 11 }]);
   });
 
+  it("give rows as arrays in column order, the same values as objects, also in a transaction and after the table changes", async () => {
+    const db = await database("values");
+    await db.exec("CREATE TABLE v (id INTEGER PRIMARY KEY, n BIGINT, note TEXT)");
+    await db.run("INSERT INTO v (id, n, note) VALUES (1, $1, 'a'), (2, 7, NULL)", [2 ** 53 - 1]);
+    const sql = "SELECT note, n, id FROM v WHERE id >= $1 ORDER BY id";
+    for (let i = 0; i < 3; i++) {
+      expect(await db.queryValues(sql, [1])).toEqual([
+        ["a", 2 ** 53 - 1, 1],
+        [null, 7, 2],
+      ]);
+    }
+    expect(await db.transaction((tx) => tx.queryValues(sql, [2]))).toEqual([[null, 7, 2]]);
+    expect(await db.queryValues("SELECT id FROM v WHERE id > $1", [5])).toEqual([]);
+    // A statement the server forgot (as behind a pooler) still answers.
+    if (db.engine === "postgres") {
+      await db.exec("DEALLOCATE ALL");
+      expect(await db.queryValues("SELECT id FROM v WHERE id > $1", [1])).toEqual([[2]]);
+    }
+    // A statement prepared before the table changed shape still answers, with the new column type.
+    await db.exec("ALTER TABLE v ADD COLUMN extra TEXT");
+    if (db.engine === "postgres") await db.exec("ALTER TABLE v ALTER COLUMN note TYPE INTEGER USING length(note)");
+    else await db.exec("UPDATE v SET note = length(note)");
+    for (let i = 0; i < 2; i++) {
+      expect(await db.queryValues(sql, [1])).toEqual([
+        [db.engine === "postgres" ? 1 : "1", 2 ** 53 - 1, 1],
+        [null, 7, 2],
+      ]);
+    }
+  });
+
   it("report a failure as storage_error naming the database", async () => {
     const db = await database("errors");
     const failure = db.query("SELECT * FROM no_such_table");
@@ -239,6 +269,10 @@ describe("hostile values (property-based)", () => {
           expect(await db.insertMany("p", ["k", "s", "n", "big"], keyed)).toBe(rows.length);
           const back = await db.query("SELECT k, s, n, big FROM p WHERE k >= $1 ORDER BY k", [first]);
           expect(back).toEqual(keyed);
+          // As arrays (a named prepared statement on PostgreSQL, run again every time): the same values.
+          expect(await db.queryValues("SELECT k, s, n, big FROM p WHERE k >= $1 ORDER BY k", [first])).toEqual(
+            keyed.map((r) => [r.k, r.s, r.n, r.big]),
+          );
           // The same values as parameters of a single statement find exactly their row.
           const one = keyed[0]!;
           expect(

@@ -17,6 +17,11 @@ export interface Sql {
   readonly engine: Engine;
   /** The rows a statement returns. */
   query<T extends object = Row>(sql: string, params?: readonly unknown[]): Promise<T[]>;
+  /**
+   * The rows a statement returns, each as an array of its column values in the statement's order: what a hot
+   * read takes when it maps rows itself (no object with named keys built per row; same values as `query`).
+   */
+  queryValues(sql: string, params?: readonly unknown[]): Promise<unknown[][]>;
   /** Runs a statement; resolves to the number of rows it inserted, changed or deleted. */
   run(sql: string, params?: readonly unknown[]): Promise<number>;
   /** Runs a script of several statements without parameters (DDL). */

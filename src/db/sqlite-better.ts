@@ -15,6 +15,16 @@ class Statement implements SqliteStatement {
     return [];
   }
 
+  values(...params: unknown[]): unknown[][] {
+    // The statement's raw mode is a flag on it, set for this call only.
+    this.statement.raw(true);
+    try {
+      return this.statement.all(...params) as unknown[][];
+    } finally {
+      this.statement.raw(false);
+    }
+  }
+
   run(...params: unknown[]): number {
     return this.statement.run(...params).changes;
   }

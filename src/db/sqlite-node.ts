@@ -17,6 +17,8 @@ interface DatabaseSync {
 }
 interface StatementSync {
   all(...params: unknown[]): object[];
+  /** Node ≥ 22.16 and 24. */
+  setReturnArrays?(enabled: boolean): void;
   run(...params: unknown[]): { changes: number | bigint };
 }
 
@@ -41,6 +43,19 @@ class Statement implements SqliteStatement {
 
   all(...params: unknown[]): object[] {
     return this.statement.all(...params);
+  }
+
+  values(...params: unknown[]): unknown[][] {
+    const statement = this.statement;
+    // Rows as arrays are a flag of the statement, set for this call only. A Node without it (22.13–22.15) gets
+    // the objects' values, in column order (column names are never integer-like keys).
+    if (!statement.setReturnArrays) return statement.all(...params).map((row) => Object.values(row));
+    statement.setReturnArrays(true);
+    try {
+      return statement.all(...params) as unknown[][];
+    } finally {
+      statement.setReturnArrays(false);
+    }
   }
 
   run(...params: unknown[]): number {

@@ -10,6 +10,8 @@ export type SqliteDriverName = (typeof SQLITE_DRIVERS)[number];
 export interface SqliteStatement {
   /** The rows it returns (none for a statement that returns none); runs it either way. */
   all(...params: unknown[]): object[];
+  /** The rows it returns as arrays of column values, in the statement's column order. */
+  values(...params: unknown[]): unknown[][];
   /** Runs it; the number of rows it inserted, changed or deleted. */
   run(...params: unknown[]): number;
 }

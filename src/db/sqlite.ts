@@ -126,12 +126,20 @@ class SqliteStatements implements Sql {
     return this.attempt(() => this.prepare(sql).all(...(params.length ? [bindings(params)] : [])) as T[]);
   }
 
+  queryValuesSync(sql: string, params: readonly unknown[] = []): unknown[][] {
+    return this.attempt(() => this.prepare(sql).values(...(params.length ? [bindings(params)] : [])));
+  }
+
   runSync(sql: string, params: readonly unknown[] = []): number {
     return this.attempt(() => this.prepare(sql).run(...(params.length ? [bindings(params)] : [])));
   }
 
   async query<T extends object = Row>(sql: string, params?: readonly unknown[]): Promise<T[]> {
     return this.querySync<T>(sql, params);
+  }
+
+  async queryValues(sql: string, params?: readonly unknown[]): Promise<unknown[][]> {
+    return this.queryValuesSync(sql, params);
   }
 
   async run(sql: string, params?: readonly unknown[]): Promise<number> {
@@ -194,6 +202,10 @@ class SqliteDatabase implements Database {
 
   query<T extends object = Row>(sql: string, params?: readonly unknown[]): Promise<T[]> {
     return this.serial.run(() => whenFree(this.driver, () => this.statements.querySync<T>(sql, params)));
+  }
+
+  queryValues(sql: string, params?: readonly unknown[]): Promise<unknown[][]> {
+    return this.serial.run(() => whenFree(this.driver, () => this.statements.queryValuesSync(sql, params)));
   }
 
   run(sql: string, params?: readonly unknown[]): Promise<number> {

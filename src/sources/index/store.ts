@@ -106,10 +106,35 @@ const COLUMNS = [
   "price_usd",
 ] as const;
 
-/** Rows as the engines return them: PostgreSQL NUMERICs as strings, SQLite's REAL price_usd as a number. */
-function activityRow(row: Row): ActivityRow {
-  const r = row as unknown as ActivityRow & { price_usd: string | number | null };
-  return { ...r, price_usd: r.price_usd === null ? null : String(r.price_usd) };
+/** The columns a page selects, in `COLUMNS` order: `activityRow` reads each row's values by these positions. */
+const SELECTED = COLUMNS.join(", ");
+
+/**
+ * A row as the engines return it (its values in `COLUMNS` order): PostgreSQL NUMERICs as strings, SQLite's REAL
+ * price_usd as a number. Rows are read as arrays and copied into one literal: no object with named keys is
+ * built per row by the driver (node:sqlite's are dictionaries, slow to read), and every record has one shape.
+ */
+function activityRow(v: unknown[]): ActivityRow {
+  const priceUsd = v[16] as string | number | null;
+  return {
+    block_number: v[0] as number,
+    log_index: v[1] as number,
+    batch_index: v[2] as number,
+    kind: v[3] as Kind,
+    contract: v[4] as string,
+    token_id: v[5] as string,
+    from_addr: v[6] as string,
+    to_addr: v[7] as string,
+    quantity: v[8] as string,
+    tx_hash: v[9] as string,
+    block_hash: v[10] as string,
+    timestamp: v[11] as number,
+    contract_type: v[12] as string | null,
+    marketplace: v[13] as string | null,
+    currency: v[14] as string | null,
+    price: v[15] as string | null,
+    price_usd: priceUsd === null ? null : String(priceUsd),
+  };
 }
 
 export class IndexStore {
@@ -299,9 +324,9 @@ export class IndexStore {
         : query.contract !== undefined
           ? "INDEXED BY activity_by_contract"
           : "";
-    const sql = `SELECT * FROM activity ${index} ${where.length ? `WHERE ${where.join(" AND ")}` : ""}
+    const sql = `SELECT ${SELECTED} FROM activity ${index} ${where.length ? `WHERE ${where.join(" AND ")}` : ""}
       ORDER BY block_number ${dir}, log_index ${dir}, batch_index ${dir} LIMIT ${param(query.limit)}`;
-    return (await this.db.query(sql, args)).map(activityRow);
+    return (await this.db.queryValues(sql, args)).map(activityRow);
   }
 
   /** Where the index stands: its cursor, the chain head its writer last saw, and its size. */
