@@ -30,14 +30,24 @@ export class JsonTooDeepError extends SyntaxError {
  * same walk that looks for numbers a double cannot hold exactly. Any integer literal beyond 2^53 parses to such
  * a number, so a result without one is exact as it is (the common case: one native parse and one walk).
  */
-export function parseJson(text: string): unknown {
+export function parseJson(text: string, options: ParseOptions = {}): unknown {
   const value: unknown = JSON.parse(text);
   const unsafe: Slot[] = [];
   if (typeof value === "object" && value !== null) {
     findUnsafeNumbers(value, 1, Object.keys(Object.prototype).length > 0, unsafe);
     if (unsafe.length === 0) return value;
+    if (options.unsafeIntegersRoundTogether && unsafe.length > 1) return withQuotedIntegers(text);
   } else if (!isUnsafeNumber(value)) return value;
   return withExactIntegers(text, value, unsafe);
+}
+
+export interface ParseOptions {
+  /**
+   * The text's integers beyond 2^53, when it has several, most likely round to shared doubles (Mailjet's
+   * consecutive MessageIDs): go straight to the quoted reading, which the matching of literals to numbers would
+   * come to anyway after a pass over the text. The same value either way.
+   */
+  unsafeIntegersRoundTogether?: boolean;
 }
 
 /** Where a value sits: its array or object and its index or key. */

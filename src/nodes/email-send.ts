@@ -2,7 +2,7 @@ import type { Violation } from "../core/errors.js";
 import { defineNode, type RunContext } from "../core/node.js";
 import { ErrorPayloadSchema, RawResponse } from "../schemas/common.js";
 import { EmailParams, EmailRequest, MessagesSent } from "../schemas/email.js";
-import { preloadMailTransport, resolveMailTransport, transportViolations } from "../transports/index.js";
+import { resolveMailTransport, transportViolations } from "../transports/index.js";
 import { isObject, messageProblems } from "../transports/message-rules.js";
 import { NO_LOGIN } from "../transports/types.js";
 
@@ -34,8 +34,6 @@ export const emailSend = defineNode({
  * and outbox transports need none from the caller (smtp logs in with SMTP_URL's login).
  */
 function withOperatorCredentials(input: Record<string, unknown>, ctx: RunContext): Record<string, unknown> {
-  // Runs before the ports are checked: the transport's module loads meanwhile.
-  preloadMailTransport(ctx.config);
   const given = input.params;
   const empty = given === undefined || (isObject(given) && Object.keys(given).length === 0);
   if (empty && ctx.config.emailTransport !== "mailjet") return { ...input, params: { ...NO_LOGIN } };

@@ -112,6 +112,7 @@ export interface MessageProblem {
 // before V8 has optimised anything, where each closure made per message costs.
 const NO_GLOBALS: Loose = {};
 const ADDRESS_LISTS = ["To", "Cc", "Bcc"] as const;
+const ATTACHMENT_LISTS = ["Attachments", "InlinedAttachments"] as const;
 
 /** Whether the message or the Globals set a field (own keys only). */
 const has = (message: Loose, globals: Loose, name: string) =>
@@ -155,7 +156,9 @@ export function messageProblems(message: Loose, globals: Loose = NO_GLOBALS): Me
   }
   checkAddress(message.From, "From", -1, out);
   checkAddress(message.ReplyTo, "ReplyTo", -1, out);
-  for (const list of ADDRESS_LISTS) {
+  // Indexed loops: before V8 optimises them, they cost a fraction of for…of's iterator steps.
+  for (let i = 0; i < ADDRESS_LISTS.length; i++) {
+    const list = ADDRESS_LISTS[i]!;
     const entries = message[list];
     if (!Array.isArray(entries)) continue;
     for (let j = 0; j < entries.length; j++) checkAddress(entries[j], list, j, out);
@@ -175,7 +178,8 @@ export function messageProblems(message: Loose, globals: Loose = NO_GLOBALS): Me
       say: (field) => `${field} needs CustomCampaign (the campaign to deduplicate on)`,
     });
   }
-  for (const list of ["Attachments", "InlinedAttachments"] as const) {
+  for (let i = 0; i < ATTACHMENT_LISTS.length; i++) {
+    const list = ATTACHMENT_LISTS[i]!;
     const files = message[list];
     if (!Array.isArray(files)) continue;
     files.forEach((file, j) => {

@@ -15,8 +15,6 @@ export interface Chunk {
   last: number;
 }
 
-const LISTS = ["To", "Cc", "Bcc"] as const;
-const GLOBAL_LISTS = ["Cc", "Bcc"] as const;
 const NONE: readonly unknown[] = [];
 
 /** One address list of `owner` (own keys only); none when it is not an array. */
@@ -25,19 +23,26 @@ function listOf(owner: unknown, list: string): readonly unknown[] {
   return Array.isArray(entries) ? entries : NONE;
 }
 
-/** Distinct recipients the upstream counts for one message (with the request's Globals applied). */
+/**
+ * Distinct recipients the upstream counts for one message (with the request's Globals applied). Written out list by
+ * list, without loops over the list names: the node counts every message of a batch before anything is sent
+ * (10,000 at once), mostly before V8 has optimised anything, where each iteration and call costs.
+ */
 export function recipientCount(message: unknown, globals?: unknown): number {
-  let total = 0;
-  for (const list of LISTS) total += listOf(message, list).length;
-  for (const list of GLOBAL_LISTS) total += listOf(globals, list).length;
+  const to = listOf(message, "To");
+  const cc = listOf(message, "Cc");
+  const bcc = listOf(message, "Bcc");
+  const globalCc = globals === undefined ? NONE : listOf(globals, "Cc");
+  const globalBcc = globals === undefined ? NONE : listOf(globals, "Bcc");
+  const total = to.length + cc.length + bcc.length + globalCc.length + globalBcc.length;
   // Most messages have one recipient: nothing to tell apart.
   if (total < 2) return total;
   const distinct = new Set<string>();
-  const add = (entry: unknown) =>
+  for (const entries of [to, cc, bcc, globalCc, globalBcc]) {
     // Lower case: the upstream counts an address once whatever its case; "" for an entry validation refuses.
-    distinct.add(isObject(entry) && typeof entry.Email === "string" ? entry.Email.toLowerCase() : "");
-  for (const list of LISTS) listOf(message, list).forEach(add);
-  for (const list of GLOBAL_LISTS) listOf(globals, list).forEach(add);
+    for (const entry of entries)
+      distinct.add(isObject(entry) && typeof entry.Email === "string" ? entry.Email.toLowerCase() : "");
+  }
   return distinct.size;
 }
 

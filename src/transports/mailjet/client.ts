@@ -72,7 +72,8 @@ export function interpretSend(response: RawResponse, expected: number, attempts:
   const { status } = response;
   let body: Loose | undefined;
   try {
-    const parsed = response.body === "" ? undefined : parseJson(response.body);
+    // 50 consecutive MessageIDs beyond 2^53 round to a few doubles.
+    const parsed = response.body === "" ? undefined : parseJson(response.body, { unsafeIntegersRoundTogether: true });
     if (parsed && typeof parsed === "object" && !Array.isArray(parsed)) body = parsed as Loose;
   } catch {
     body = undefined;
