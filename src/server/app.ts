@@ -100,7 +100,7 @@ function createFastify(settings: ServerSettings, logger: LoggerOption | undefine
   const receiveTimeoutMs = settings.headersTimeoutMs + settings.bodyTimeoutMs;
   const app = Fastify({
     logger: loggerOptions(logger),
-    logController: new AccessLog(),
+    ...(logger ? { logController: new AccessLog() } : {}),
     bodyLimit: settings.bodyLimitBytes,
     // Slow clients are cut, each kind after its own time (Node checks every second): headers (also the idle time of
     // a kept-alive socket between requests), then the body. The node's own run time is CHAINMAIL_REQUEST_TIMEOUT_MS.

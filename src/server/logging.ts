@@ -1,5 +1,5 @@
 /** What the service's structured logs hold, and what they never hold: secrets and query strings. */
-import { type FastifyReply, type FastifyRequest, LogController } from "fastify";
+import { type FastifyBaseLogger, type FastifyReply, type FastifyRequest, LogController } from "fastify";
 
 /** Where structured logs go: `true` for JSON lines on stdout, or a level and a destination. */
 export type LoggerOption = boolean | { level?: string; stream?: { write(line: string): void } };
@@ -31,15 +31,27 @@ export function loggerOptions(option: LoggerOption | undefined) {
 /**
  * One access line per request instead of Fastify's two: `request completed` (or `request errored`) carries what
  * `incoming request` said of the request (`req`) beside the status and `responseTime`. Each line is a JSON
- * serialisation and a synchronous write, a measurable share of a request's CPU (issue 24).
+ * serialisation and a synchronous write, a measurable share of a request's CPU (issue 24). The `request completed`
+ * line is written without the redaction pass, which was most of its cost and has nothing to find in it: `req` is
+ * `requestForLog`'s (no headers, no query string, no params), `res` is Fastify's (the status code), the rest are a
+ * request id and a number. Every other line, `request errored` included, is redacted as before.
  */
 export class AccessLog extends LogController {
+  /** The service's logger without redaction, made once from the first request's. */
+  private plain: FastifyBaseLogger | undefined;
+
   override incomingRequest(): void {}
 
   override requestCompleted(error: Error | null | undefined, request: FastifyRequest, reply: FastifyReply): void {
-    if (error)
+    if (error) {
       reply.log.error({ req: request, res: reply, err: error, responseTime: reply.elapsedTime }, "request errored");
-    else reply.log.info({ req: request, res: reply, responseTime: reply.elapsedTime }, "request completed");
+      return;
+    }
+    this.plain ??= request.server.log.child({}, { redact: [] });
+    this.plain.info(
+      { reqId: request.id, req: request, res: reply, responseTime: reply.elapsedTime },
+      "request completed",
+    );
   }
 }
 
