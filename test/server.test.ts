@@ -163,8 +163,13 @@ describe("POST /nodes/<node-id>", () => {
     expect(res.headers["x-request-id"]).toBe("trace-me-42");
     const entries = logs.parsed();
     const mine = entries.filter((e) => e.reqId === "trace-me-42");
-    expect(mine.map((e) => e.msg)).toEqual(["incoming request", "request completed"]);
-    expect(mine[1]).toMatchObject({ res: { statusCode: 200 } });
+    // One access line per request: what Fastify's `incoming request` said of it, with the status and the time.
+    expect(mine.map((e) => e.msg)).toEqual(["request completed"]);
+    expect(mine[0]).toMatchObject({
+      req: { method: "POST", url: BY_TOKEN, remoteAddress: expect.any(String) },
+      res: { statusCode: 200 },
+      responseTime: expect.any(Number),
+    });
     const all = logs.lines.join("\n");
     expect(all).not.toContain(VALID_KEY);
     expect(all).not.toContain(TOKEN);

@@ -15,7 +15,7 @@ import { parseJson } from "../core/json.js";
 import { type AnyNode, describeNode } from "../core/node.js";
 import { nodes as registry } from "../nodes/index.js";
 import type { IndexStatus } from "../sources/index/store.js";
-import { type LoggerOption, loggerOptions } from "./logging.js";
+import { AccessLog, type LoggerOption, loggerOptions } from "./logging.js";
 import { createMetrics, indexLag, type ServiceMetrics } from "./metrics.js";
 import { registerNodeRoutes } from "./node-routes.js";
 import { buildOpenApi } from "./openapi.js";
@@ -100,6 +100,7 @@ function createFastify(settings: ServerSettings, logger: LoggerOption | undefine
   const receiveTimeoutMs = settings.headersTimeoutMs + settings.bodyTimeoutMs;
   const app = Fastify({
     logger: loggerOptions(logger),
+    ...(logger ? { logController: new AccessLog() } : {}),
     bodyLimit: settings.bodyLimitBytes,
     // Slow clients are cut, each kind after its own time (Node checks every second): headers (also the idle time of
     // a kept-alive socket between requests), then the body. The node's own run time is CHAINMAIL_REQUEST_TIMEOUT_MS.
@@ -141,21 +142,22 @@ function addHooks(app: FastifyInstance, metrics: ServiceMetrics): void {
     closing = true;
     app.server.closeIdleConnections();
   });
-  app.addHook("onRequest", async (request, reply) => {
+  // Callback-style hooks: an async one costs a promise and its resolution on every request.
+  app.addHook("onRequest", (request, reply, done) => {
     reply.header("x-request-id", request.id);
-    if (closing) {
-      const refusal = new ChainmailError("SHUTTING_DOWN", "The service is shutting down.", {
-        hint: "Retry on another instance or after it restarts.",
-      });
-      return sendError(reply.header("connection", "close"), refusal);
-    }
+    if (!closing) return done();
+    const refusal = new ChainmailError("SHUTTING_DOWN", "The service is shutting down.", {
+      hint: "Retry on another instance or after it restarts.",
+    });
+    sendError(reply.header("connection", "close"), refusal);
   });
   // An answer given before the body arrived (401/403 and unknown nodes are checked first, 413 stops reading) closes
   // the connection: otherwise the socket would stay open while the client trickles a body nobody reads.
-  app.addHook("onSend", async (request, reply) => {
+  app.addHook("onSend", (request, reply, payload, done) => {
     if (closing || !request.raw.complete) reply.header("connection", "close");
+    done(null, payload);
   });
-  app.addHook("onResponse", async (request, reply) => {
+  app.addHook("onResponse", (request, reply, done) => {
     metrics.observeRequest(
       {
         route: request.routeOptions.url ?? "(unmatched)",
@@ -164,6 +166,7 @@ function addHooks(app: FastifyInstance, metrics: ServiceMetrics): void {
       },
       reply.elapsedTime / 1000,
     );
+    done();
   });
 }
 

@@ -1,8 +1,8 @@
 /** The service's own access control: `Authorization: Bearer <token>` against CHAINMAIL_TOKENS. */
-import { createHash, timingSafeEqual } from "node:crypto";
+import { hash, timingSafeEqual } from "node:crypto";
 import { ChainmailError } from "../core/errors.js";
 
-const digest = (text: string) => createHash("sha256").update(text).digest();
+const digest = (text: string) => hash("sha256", text, "buffer");
 
 /**
  * Returns a checker for the configured tokens: undefined when the request may pass, else the refusal

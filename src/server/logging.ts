@@ -1,5 +1,5 @@
 /** What the service's structured logs hold, and what they never hold: secrets and query strings. */
-import type { FastifyRequest } from "fastify";
+import { type FastifyBaseLogger, type FastifyReply, type FastifyRequest, LogController } from "fastify";
 
 /** Where structured logs go: `true` for JSON lines on stdout, or a level and a destination. */
 export type LoggerOption = boolean | { level?: string; stream?: { write(line: string): void } };
@@ -29,7 +29,34 @@ export function loggerOptions(option: LoggerOption | undefined) {
 }
 
 /**
- * What the `incoming request` line says of a request: Fastify's fields, with the query string redacted whole, since
+ * One access line per request instead of Fastify's two: `request completed` (or `request errored`) carries what
+ * `incoming request` said of the request (`req`) beside the status and `responseTime`. Each line is a JSON
+ * serialisation and a synchronous write, a measurable share of a request's CPU (issue 24). The `request completed`
+ * line is written without the redaction pass, which was most of its cost and has nothing to find in it: `req` is
+ * `requestForLog`'s (no headers, no query string, no params), `res` is Fastify's (the status code), the rest are a
+ * request id and a number. Every other line, `request errored` included, is redacted as before.
+ */
+export class AccessLog extends LogController {
+  /** The service's logger without redaction, made once from the first request's. */
+  private plain: FastifyBaseLogger | undefined;
+
+  override incomingRequest(): void {}
+
+  override requestCompleted(error: Error | null | undefined, request: FastifyRequest, reply: FastifyReply): void {
+    if (error) {
+      reply.log.error({ req: request, res: reply, err: error, responseTime: reply.elapsedTime }, "request errored");
+      return;
+    }
+    this.plain ??= request.server.log.child({}, { redact: [] });
+    this.plain.info(
+      { reqId: request.id, req: request, res: reply, responseTime: reply.elapsedTime },
+      "request completed",
+    );
+  }
+}
+
+/**
+ * What the access line (`req`) says of a request: Fastify's fields, with the query string redacted whole, since
  * callers put tokens and keys there (`?access_token=…`) and a parameter's name may be the secret itself.
  */
 function requestForLog(request: FastifyRequest) {

@@ -33,9 +33,11 @@ interface NodeRoutes {
 export function registerNodeRoutes(app: FastifyInstance, { config, settings, metrics, nodes }: NodeRoutes): void {
   const checkBearer = bearerChecker(settings.tokens);
   // Runs before the body is read: an unauthenticated caller cannot make the service parse a large body.
-  const requireToken = async (request: FastifyRequest, reply: FastifyReply) => {
+  // Callback style: an async hook costs a promise on every request.
+  const requireToken = (request: FastifyRequest, reply: FastifyReply, done: () => void) => {
     const refusal = checkBearer(request.headers.authorization);
-    if (refusal) return sendError(reply, refusal);
+    if (refusal) sendError(reply, refusal);
+    else done();
   };
 
   const runOne = async (node: AnyNode, request: FastifyRequest, reply: FastifyReply) => {
@@ -85,9 +87,13 @@ async function runWithin(
 ): Promise<GenericOutput> {
   const controller = new AbortController();
   let hardStop: NodeJS.Timeout | undefined;
-  const timer = setTimeout(() => controller.abort(), timeoutMs);
+  let timer: NodeJS.Timeout | undefined;
+  // One timer per request: the grace period's starts only when the run is cancelled.
   const deadline = new Promise<undefined>((resolve) => {
-    hardStop = setTimeout(() => resolve(undefined), timeoutMs + ABORT_GRACE_MS);
+    timer = setTimeout(() => {
+      controller.abort();
+      hardStop = setTimeout(() => resolve(undefined), ABORT_GRACE_MS);
+    }, timeoutMs);
   });
   try {
     const output = await Promise.race([run(controller.signal) as Promise<GenericOutput>, deadline]);
