@@ -17,8 +17,6 @@ export interface Slot<T> {
   from: number;
   to: number;
   read?: Promise<T>;
-  /** Its read has ended (the range waits for its commit, holding records, no longer in flight). */
-  settled?: boolean;
 }
 
 export class RangePlanner<T> {
@@ -27,6 +25,8 @@ export class RangePlanner<T> {
   /** The first block not planned yet. */
   private planned: number;
   private closed = false;
+  /** Reads started and not ended, whether their range is still in line or taken for its commit. */
+  private reading = 0;
 
   constructor(
     next: number,
@@ -48,23 +48,21 @@ export class RangePlanner<T> {
   fill(): void {
     if (this.closed) return;
     let room = LOGS_IN_FLIGHT;
-    let reading = 0;
     const expected = (slot: Slot<T>) => (slot.to - slot.from + 1) * this.sizer.density;
     for (const slot of this.line) {
       if (!slot.read) {
-        if (reading >= this.concurrency || (expected(slot) > room && slot !== this.line[0])) return;
+        const first = slot === this.line[0];
+        if (!first && (this.reading >= this.concurrency || expected(slot) > room)) return;
         this.begin(slot);
       }
-      if (!slot.settled) reading++;
       room -= expected(slot);
     }
-    while (reading < this.concurrency && this.line.length < 2 * this.concurrency && this.planned <= this.target) {
+    while (this.reading < this.concurrency && this.line.length < 2 * this.concurrency && this.planned <= this.target) {
       const slot: Slot<T> = { from: this.planned, to: Math.min(this.target, this.planned + this.sizer.size - 1) };
       if (expected(slot) > room && this.line.length > 0) return;
       this.line.push(slot);
       this.planned = slot.to + 1;
       this.begin(slot);
-      reading++;
       room -= expected(slot);
     }
   }
@@ -77,8 +75,9 @@ export class RangePlanner<T> {
   private begin(slot: Slot<T>): void {
     const read = this.start(slot.from, slot.to);
     slot.read = read;
+    this.reading++;
     const ended = () => {
-      slot.settled = true;
+      this.reading--;
       // A range already taken is the caller's to act on (read again, commit) before it fills the line itself.
       if (this.line.includes(slot)) this.fill();
     };
