@@ -74,6 +74,31 @@ describe("statements", () => {
     await expect(db.insertMany("kv; DROP TABLE kv", ["k"], [{ k: 1 }])).rejects.toThrow(/identifier/);
   });
 
+  it("insert in bulk exactly what one statement a row inserts, duplicates within one call included", async () => {
+    const db = await database("bulk-same");
+    let n = 0;
+    await fc.assert(
+      fc.asyncProperty(
+        fc.array(fc.record({ k: fc.integer({ min: 0, max: 40 }), v: fc.string({ maxLength: 3 }) }), { maxLength: 120 }),
+        fc.constantFrom<"ignore" | "update">("ignore", "update"),
+        async (rows, mode) => {
+          const bulk = `b${n}`;
+          const single = `s${n++}`;
+          for (const t of [bulk, single]) await db.exec(`CREATE TABLE ${t} (k INTEGER PRIMARY KEY, v TEXT NOT NULL)`);
+          const onConflict = mode === "ignore" ? ("ignore" as const) : { key: ["k"], update: ["v"] };
+          const clause = mode === "ignore" ? "ON CONFLICT DO NOTHING" : "ON CONFLICT (k) DO UPDATE SET v = excluded.v";
+          let changes = 0;
+          for (const row of rows)
+            changes += await db.run(`INSERT INTO ${single} (k, v) VALUES ($1, $2) ${clause}`, [row.k, row.v]);
+          expect(await db.insertMany(bulk, ["k", "v"], rows, onConflict)).toBe(changes);
+          const table = (t: string) => db.query(`SELECT k, v FROM ${t} ORDER BY k`);
+          expect(await table(bulk)).toEqual(await table(single));
+        },
+      ),
+      { numRuns: 60 },
+    );
+  });
+
   it("commit a transaction when its work resolves and roll it all back when it throws", async () => {
     const db = await database("tx");
     await db.exec("CREATE TABLE n (k INTEGER PRIMARY KEY)");

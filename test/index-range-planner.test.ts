@@ -6,6 +6,7 @@
 import { describe, expect, it } from "vitest";
 import { RangePlanner } from "../src/sources/index/range-planner.js";
 import { LOGS_PER_RANGE, RangeSizer } from "../src/sources/index/range-sizer.js";
+import { RpcError } from "../src/sources/index/rpc.js";
 
 /** A planner over `[next, target]` whose reads are recorded and resolve to the range they read. */
 function planner(next: number, target: number, concurrency: number, sizer: RangeSizer) {
@@ -34,7 +35,7 @@ describe("the range planner", () => {
     expect(await drain(plan)).toEqual(["5-14", "15-24", "25-34", "35-42"]);
   });
 
-  it("starts up to `concurrency` reads at once, no more", () => {
+  it("starts up to `concurrency` reads at once, no more", async () => {
     const { plan, started } = planner(0, 1_000, 3, new RangeSizer(10, 10));
     plan.fill();
     expect(started).toEqual([
@@ -42,10 +43,13 @@ describe("the range planner", () => {
       [10, 19],
       [20, 29],
     ]);
-    plan.take();
+    // The range taken for its commit is still read: no fourth read until it ends.
+    const first = plan.take()!;
     plan.fill();
-    expect(started.at(-1)).toEqual([30, 39]);
-    expect(started).toHaveLength(4);
+    expect(started).toHaveLength(3);
+    await first.read;
+    plan.fill();
+    expect(started).toContainEqual([30, 39]);
   });
 
   it("starts fewer reads over dense blocks (logs in flight bounded), but always the first in line", () => {
@@ -85,9 +89,69 @@ describe("the range planner", () => {
     expect(await drain(again)).toEqual(["0-9"]);
   });
 
+  it("starts the next read as soon as one behind a slower first range ends, without waiting for the commit", async () => {
+    const pending = new Map<string, () => void>();
+    const started: string[] = [];
+    const plan = new RangePlanner<string>(0, 1_000, 2, new RangeSizer(10, 10), (from, to) => {
+      started.push(`${from}-${to}`);
+      return new Promise((resolve) => pending.set(`${from}-${to}`, () => resolve(`${from}-${to}`)));
+    });
+    plan.fill();
+    expect(started).toEqual(["0-9", "10-19"]);
+    pending.get("10-19")!();
+    await new Promise((resolve) => setImmediate(resolve));
+    // The first range is still read; the second waits for it to commit, no longer in flight: a third one starts.
+    expect(started).toEqual(["0-9", "10-19", "20-29"]);
+    pending.get("0-9")!();
+    // Committed strictly in block order all the same.
+    expect(await plan.take()!.read).toBe("0-9");
+    expect(await plan.take()!.read).toBe("10-19");
+    expect(plan.take()!.from).toBe(20);
+  });
+
+  it("holds at most twice `concurrency` ranges in line, and starts nothing once closed", async () => {
+    const started: string[] = [];
+    const plan = new RangePlanner<string>(0, 1_000, 2, new RangeSizer(10, 10), async (from, to) => {
+      started.push(`${from}-${to}`);
+      return `${from}-${to}`;
+    });
+    plan.fill();
+    for (let i = 0; i < 5; i++) await new Promise((resolve) => setImmediate(resolve));
+    // Every read ends at once and none is taken: the line stops at 4 ranges.
+    expect(started).toEqual(["0-9", "10-19", "20-29", "30-39"]);
+    plan.take();
+    plan.close();
+    plan.fill();
+    await new Promise((resolve) => setImmediate(resolve));
+    expect(started).toHaveLength(4);
+  });
+
   it("plans nothing past the target, and nothing at all when the next block is beyond it", async () => {
     const { plan, started } = planner(11, 10, 4, new RangeSizer(10, 10));
     expect(await drain(plan)).toEqual([]);
     expect(started).toEqual([]);
+  });
+});
+
+describe("the range sizer", () => {
+  it("keeps its size when a range smaller than it is read (a piece read again), shrinking only to the density", () => {
+    const sizer = new RangeSizer(100, 1);
+    sizer.read(1, 0);
+    sizer.read(2, 0);
+    sizer.read(4, 0);
+    expect(sizer.size).toBe(8);
+    sizer.read(1, 0); // a one-block piece of a range read again
+    expect(sizer.size).toBe(8);
+    sizer.read(1, LOGS_PER_RANGE); // but a dense block still shrinks it
+    expect(sizer.size).toBe(1);
+  });
+
+  it("no longer allows a range past the provider's stated cap, even one planned before it was learnt", () => {
+    const sizer = new RangeSizer(100, 16);
+    expect(sizer.allows(16)).toBe(true);
+    sizer.refused(16, new RpcError(-32602, "block range too large", "eth_getLogs"), 10);
+    expect(sizer.allows(16)).toBe(false);
+    expect(sizer.allows(10)).toBe(true);
+    expect(sizer.allows(1)).toBe(true);
   });
 });

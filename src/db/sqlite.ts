@@ -32,6 +32,10 @@ import {
 const STATEMENT_CACHE = 500;
 /** Rows `insertMany` runs between two turns of the event loop (about 2-5 ms of work). */
 const INSERT_SLICE = 1_000;
+/** Rows one `insertMany` statement inserts at most (the index's 17 columns: 425 parameters). */
+const ROWS_AT_ONCE = 25;
+/** Parameters of one statement, at most: the lowest limit an SQLite build may have. */
+const MAX_PARAMETERS = 999;
 /** How long a statement waits for another connection's write transaction before failing. */
 const BUSY_TIMEOUT_MS = 10_000;
 
@@ -162,22 +166,45 @@ class SqliteStatements implements Sql {
   ): Promise<number> {
     if (rows.length === 0) return 0;
     const names = columns.map(identifier);
-    // One prepared single-row statement run per row is SQLite's fastest bulk path inside a transaction; its
-    // parameters positional, from one array refilled per row (named ones cost an object per row and a lookup each).
-    const sql = `INSERT INTO ${identifier(table)} (${names.join(", ")}) VALUES (${names.map(() => "?").join(", ")})${conflictClause(onConflict)}`;
-    const values: unknown[] = new Array(names.length);
+    // Prepared statements of up to ROWS_AT_ONCE rows (the rest one row at a time), their parameters positional from one
+    // array refilled per statement: a row costs one bind of each value and a share of one call into the driver
+    // (named parameters cost an object per row and a lookup each). SQLite inserts the rows of a VALUES list one
+    // after the other, conflicts included, as it does separate statements.
+    const into = `INSERT INTO ${identifier(table)} (${names.join(", ")}) VALUES `;
+    const tuple = `(${names.map(() => "?").join(", ")})`;
+    const conflict = conflictClause(onConflict);
+    const group = Math.max(1, Math.min(ROWS_AT_ONCE, Math.floor(MAX_PARAMETERS / names.length)));
+    const many = `${into}${Array(group).fill(tuple).join(", ")}${conflict}`;
+    const one = `${into}${tuple}${conflict}`;
+    const values: unknown[] = new Array(names.length * group);
+    const single: unknown[] = new Array(names.length);
     let inserted = 0;
     for (let start = 0; start < rows.length; start += INSERT_SLICE) {
       // Between slices the event loop runs (the transaction stays open; `Serial` keeps other statements out):
       // network reads in flight, such as the indexer's next range, go on meanwhile instead of waiting for the end.
       if (start > 0) await setImmediate();
       inserted += this.attempt(() => {
-        const statement = this.prepare(sql);
+        const end = Math.min(rows.length, start + INSERT_SLICE);
         let changes = 0;
-        for (let r = start; r < Math.min(rows.length, start + INSERT_SLICE); r++) {
-          const row = rows[r]!;
-          for (let i = 0; i < names.length; i++) values[i] = bindable(row[names[i]!]);
-          changes += statement.run(...values);
+        let r = start;
+        if (end - r >= group) {
+          const statement = this.prepare(many);
+          for (; end - r >= group; r += group) {
+            let v = 0;
+            for (let k = r; k < r + group; k++) {
+              const row = rows[k]!;
+              for (let i = 0; i < names.length; i++) values[v++] = bindable(row[names[i]!]);
+            }
+            changes += statement.run(...values);
+          }
+        }
+        if (r < end) {
+          const statement = this.prepare(one);
+          for (; r < end; r++) {
+            const row = rows[r]!;
+            for (let i = 0; i < names.length; i++) single[i] = bindable(row[names[i]!]);
+            changes += statement.run(...single);
+          }
         }
         return changes;
       });

@@ -287,6 +287,7 @@ class Indexer {
       }
     } finally {
       // Ranges read past a reorg or a failure are dropped, but not left running against a closing store.
+      plan.close();
       await Promise.allSettled(plan.reads());
     }
   }

@@ -2,8 +2,9 @@
  * Which block ranges are read, and when: while catching up, the blocks up to the target are cut into contiguous
  * ranges sized by range-sizer.ts, and up to `concurrency` of them are read at once, as many as the logs expected
  * in flight allow (LOGS_IN_FLIGHT: over blocks denser than LOGS_PER_RANGE, fewer ranges are read at once; the next
- * one in line always is). Ranges are planned only as far as they are read, so a size learnt from a refusal applies
- * to the next ones and memory stays bounded. The caller commits them strictly in line; a range that must be read
+ * one in line always is). A read that ends makes room for the next one at once, even while the ranges before it are
+ * still read: commits wait for block order, reads do not. Ranges are planned only as far as they are read, so a
+ * size learnt from a refusal applies to the next ones and memory stays bounded. The caller commits them strictly in line; a range that must be read
  * again (refused, cut off, its end dense) is put back first in line, in pieces.
  */
 import { LOGS_PER_RANGE, type RangeSizer } from "./range-sizer.js";
@@ -19,10 +20,13 @@ export interface Slot<T> {
 }
 
 export class RangePlanner<T> {
-  /** Contiguous, in block order; the first `concurrency` are being read. */
+  /** Contiguous, in block order: ranges read or being read (waiting for their commit), pieces to read again first. */
   private readonly line: Slot<T>[] = [];
   /** The first block not planned yet. */
   private planned: number;
+  private closed = false;
+  /** Reads started and not ended, whether their range is still in line or taken for its commit. */
+  private reading = 0;
 
   constructor(
     next: number,
@@ -35,23 +39,50 @@ export class RangePlanner<T> {
     this.planned = next;
   }
 
-  /** Plans ranges up to `concurrency` in line and starts the reads the logs in flight leave room for. */
+  /**
+   * Starts reads while fewer than `concurrency` are in flight and the logs expected in line leave room: ranges
+   * waiting in line first, then new ones planned at the size the sizer plans now. A range read but waiting for an
+   * earlier one to commit is not in flight, so one slow or refused range does not hold the others' places (the line
+   * holds at most twice `concurrency` ranges). Called again as each read ends, not only at each commit.
+   */
   fill(): void {
-    while (this.line.length < this.concurrency && this.planned <= this.target) {
-      const to = Math.min(this.target, this.planned + this.sizer.size - 1);
-      this.line.push({ from: this.planned, to });
-      this.planned = to + 1;
-    }
+    if (this.closed) return;
     let room = LOGS_IN_FLIGHT;
-    for (const slot of this.line.slice(0, this.concurrency)) {
-      const expected = (slot.to - slot.from + 1) * this.sizer.density;
+    const expected = (slot: Slot<T>) => (slot.to - slot.from + 1) * this.sizer.density;
+    for (const slot of this.line) {
       if (!slot.read) {
-        if (expected > room && slot !== this.line[0]) break;
-        slot.read = this.start(slot.from, slot.to);
-        slot.read.catch(() => {}); // seen when its turn comes, or dropped with the rest
+        const first = slot === this.line[0];
+        if (!first && (this.reading >= this.concurrency || expected(slot) > room)) return;
+        this.begin(slot);
       }
-      room -= expected;
+      room -= expected(slot);
     }
+    while (this.reading < this.concurrency && this.line.length < 2 * this.concurrency && this.planned <= this.target) {
+      const slot: Slot<T> = { from: this.planned, to: Math.min(this.target, this.planned + this.sizer.size - 1) };
+      if (expected(slot) > room && this.line.length > 0) return;
+      this.line.push(slot);
+      this.planned = slot.to + 1;
+      this.begin(slot);
+      room -= expected(slot);
+    }
+  }
+
+  /** Stops starting reads (the caller stops taking ranges: done, a reorg, a failure or an abort). */
+  close(): void {
+    this.closed = true;
+  }
+
+  private begin(slot: Slot<T>): void {
+    const read = this.start(slot.from, slot.to);
+    slot.read = read;
+    this.reading++;
+    const ended = () => {
+      this.reading--;
+      // A range already taken is the caller's to act on (read again, commit) before it fills the line itself.
+      if (this.line.includes(slot)) this.fill();
+    };
+    // A failure is seen when its turn comes, or dropped with the rest.
+    read.then(ended, ended);
   }
 
   /** The first range in line, taken out of it (`fill` has started its read); undefined when all are done. */

@@ -60,6 +60,8 @@ export class RangeReader {
 
   /** Reads `[from, to]` with the chain's head at `head` (blocks near it are checked one by one). */
   async read(from: number, to: number, head: number): Promise<ReadOutcome> {
+    // Planned before the provider's cap was learnt from a range read at the same time: not asked, to be refused.
+    if (!this.sizer.allows(to - from + 1)) return REFUSED;
     const before = await this.fetcher.header(to);
     // `null` is "not there yet" (a backend behind the head another one announced), never "nothing there".
     if (!before) return { block: to, said: "it answered null for the block's header" };
@@ -67,6 +69,7 @@ export class RangeReader {
     // to have it cut off: it is planned again first. Where the chain turns dense after sparse blocks, the end
     // block's bloom (in the header read anyway) warns of that before the logs are asked for.
     if (from < to) {
+      if (!this.sizer.allows(to - from + 1)) return REFUSED;
       const expected = (to - from + 1) * this.sizer.density;
       if (expected > 2 * this.sizer.target) {
         this.sizer.replan();

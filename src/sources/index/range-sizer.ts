@@ -45,6 +45,14 @@ export class RangeSizer {
     return Math.max(1, Math.min(LOGS_PER_RANGE, Math.floor(this.logCap / 2)));
   }
 
+  /**
+   * Whether a range of `blocks` blocks may still be asked for: not past a size refused or stated since it was
+   * planned (ranges read at once were planned before the first of them was refused).
+   */
+  allows(blocks: number): boolean {
+    return blocks <= Math.max(1, this.ceiling);
+  }
+
   /** After `logs` logs came back for `blocks` blocks: grow (not past the ceiling, nor the target at this density). */
   read(blocks: number, logs: number): void {
     if (++this.sinceRefusal >= PROBE_AFTER && !this.stated) {
@@ -54,9 +62,10 @@ export class RangeSizer {
     this.density = logs / blocks;
     const dense = logs > 0 ? Math.floor((blocks * this.target) / logs) : Number.POSITIVE_INFINITY;
     // Doubling the size just read, not the current size that concurrent reads may have doubled already; after a
-    // refusal, halfway to the size refused.
+    // refusal, halfway to the size refused. A range smaller than the size (a piece of one read again, the end of
+    // the chain) does not shrink it: only the density and the ceiling do.
     const grown = this.refusedAt === Number.POSITIVE_INFINITY ? blocks * 2 : Math.floor((blocks + this.refusedAt) / 2);
-    this.size = Math.max(1, Math.min(this.ceiling, Math.max(blocks, grown), dense));
+    this.size = Math.max(1, Math.min(this.ceiling, Math.max(blocks, grown, this.size), dense));
   }
 
   /** The provider refused `blocks` blocks (`stated`: the size its words give, if any). */
