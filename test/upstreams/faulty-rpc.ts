@@ -12,7 +12,8 @@
  * - an HTML 504 from the gateway for log ranges over N blocks;
  * - an endpoint that refuses batches: HTTP 413, -32600 "batch size exceeded";
  * - bursts of HTTP 429 without Retry-After;
- * - the range caps of Alchemy, Infura, QuickNode and geth-based nodes, in their words (provider-errors.ts).
+ * - the range caps of Alchemy, Infura, QuickNode and geth-based nodes, in their words (provider-errors.ts);
+ * - a node without some methods (`eth_getBlockReceipts`: -32601, as geth words it).
  * Faults are drawn from a seeded generator, so that a property test's schedule replays exactly.
  */
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from "node:http";
@@ -45,6 +46,8 @@ export interface Faults {
   throttleBurst?: { ms: number; every?: number };
   /** Log ranges over `blocks` blocks are refused as this provider words it. */
   rangeCap?: { provider: CapProvider; blocks: number };
+  /** Methods the node does not offer: answered -32601 as geth words it. */
+  refuseMethods?: string[];
   /** Seed of the fault draws. */
   seed?: number;
 }
@@ -134,6 +137,18 @@ export async function startFaultyRpc(target: string, faults: Faults): Promise<Fa
         return reply(null);
       }
       return reply(header);
+    }
+    if (faults.refuseMethods?.includes(call.method)) {
+      strike(`no ${call.method}`);
+      return error(-32601, `the method ${call.method} does not exist/is not available`);
+    }
+    if (call.method === "eth_getBlockReceipts") {
+      const receipts = await rpc<{ blockNumber: string }[] | null>(call.method, call.params);
+      if (receipts?.[0] && behind && lagging(Number(receipts[0].blockNumber))) {
+        strike("lag: null receipts");
+        return reply(null);
+      }
+      return reply(receipts);
     }
     if (call.method !== "eth_getLogs") return undefined;
     const filter = call.params[0] as { fromBlock?: string; toBlock?: string; blockHash?: string };

@@ -16,7 +16,6 @@ import { keccak256, keccak256Hex } from "./keccak.js";
 export { keccak256 };
 
 const BLOOM_HEX = 512;
-const BLOOM_BITS = 2048;
 
 /** The three bloom bits (0-2047, counted from the bloom's last bit) of an address or topic. */
 export type BloomBits = readonly [number, number, number];
@@ -38,11 +37,6 @@ export function bloomHas(bloom: string, bits: BloomBits): boolean {
   return true;
 }
 
-/** Whether a well-formed bloom has every bit set (a block of thousands of distinct items). */
-export function isFull(bloom: string): boolean {
-  return /^0x[fF]{512}$/.test(bloom);
-}
-
 /** Whether `bloom` is a well-formed 2048-bit bloom. */
 export function isBloom(bloom: unknown): bloom is string {
   return typeof bloom === "string" && bloom.length === 2 + BLOOM_HEX && /^0x[0-9a-fA-F]*$/.test(bloom);
@@ -52,8 +46,6 @@ export function isBloom(bloom: unknown): bloom is string {
 export class BloomBuilder {
   private readonly bytes = new Uint8Array(256);
   private readonly seen = new Set<string>();
-  /** Bits set so far. */
-  private bits = 0;
 
   add(item: unknown): void {
     if (typeof item !== "string" || this.seen.has(item)) return;
@@ -62,18 +54,7 @@ export class BloomBuilder {
     this.seen.add(item);
     if (key !== item && this.seen.has(key)) return;
     this.seen.add(key);
-    for (const bit of bloomBits(key)) {
-      const at = 255 - (bit >> 3);
-      const mask = 1 << (bit & 7);
-      if (this.bytes[at]! & mask) continue;
-      this.bytes[at]! |= mask;
-      this.bits++;
-    }
-  }
-
-  /** Whether every bit is set: no further item can change the bloom. */
-  get full(): boolean {
-    return this.bits === BLOOM_BITS;
+    for (const bit of bloomBits(key)) this.bytes[255 - (bit >> 3)]! |= 1 << (bit & 7);
   }
 
   /** A log's address and topics (a node's answer: anything not a string adds nothing, and so fails the check). */

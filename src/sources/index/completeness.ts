@@ -8,7 +8,10 @@
  *   was cut off, and so may be an answer whose count sits at a known cap;
  * - a suspect block is read again by its hash (EIP-234: a backend that lacks it answers "unknown block" rather
  *   than `[]`), all its logs, and their bloom is computed: equal to the header's, the answer is the block's whole
- *   log list (a bloom false positive is then known as such); anything else means "not complete yet".
+ *   log list (a bloom false positive is then known as such); anything else means "not complete yet";
+ * - a single block whose answer sits at a cap is read from its receipts, which carry every log of their
+ *   transactions whatever an `eth_getLogs` answer is capped at (a bloom cannot tell: a cut answer of thousands of
+ *   logs fills it as the whole one does).
  * Ponder (issue 1852, PR 1856) rejects an empty answer for a block whose bloom is not empty, in its realtime sync
  * only, and reads whole blocks there; this checks ranges as well, catches partial answers, and tells a bloom's
  * false positive from a lagging backend instead of waiting on it.
@@ -16,9 +19,9 @@
 
 import { setTimeout as sleep } from "node:timers/promises";
 import { ChainmailError } from "../../core/errors.js";
-import { type BloomBits, BloomBuilder, bloomBits, bloomHas, isBloom, isFull } from "./bloom.js";
+import { type BloomBits, BloomBuilder, bloomBits, bloomHas, isBloom } from "./bloom.js";
 import type { RawLog } from "./decode.js";
-import { isUnknownBlock } from "./provider-errors.js";
+import { isMethodMissing, isUnknownBlock } from "./provider-errors.js";
 import type { ResultSlices } from "./result-slices.js";
 import { RPC_UPSTREAM, type RpcClient, RpcError } from "./rpc.js";
 import { seconds } from "./rpc-retry.js";
@@ -40,6 +43,8 @@ export interface Header {
   parentHash: string;
   timestamp: string;
   logsBloom?: string;
+  /** The block's transaction hashes (`eth_getBlockByNumber(n, false)`). */
+  transactions?: unknown[];
 }
 
 /** What the index asks `eth_getLogs` for, as bloom bits and as a log test. */
@@ -90,7 +95,7 @@ export type Verdict =
   | { kind: "complete" }
   /** Cut off: read again as the blocks before `at` and those from `at` on (`at` is never the range's first). */
   | { kind: "cut"; at: number }
-  /** One block whose answer sits at a cap: only reading it whole tells. */
+  /** One block whose answer sits at a cap: only its receipts tell. */
   | { kind: "at cap"; block: number }
   /** Blocks whose blooms may hold watched logs but which got none: each is read whole to tell. */
   | { kind: "suspects"; blocks: number[] };
@@ -137,40 +142,6 @@ function lastBlock(shape: AnswerShape): number {
   return last;
 }
 
-/**
- * Passes an answer's slices on, keeping the addresses and topics of their logs in `items`: what `makesBloom` needs,
- * gathered while the answer is decoded rather than by parsing it a second time. (Kept as they come: `makesBloom`
- * hashes each distinct one once, and usually stops long before the end.)
- */
-export function* keepingItems(slices: Iterable<unknown[]>, items: unknown[]): Generator<unknown[]> {
-  for (const slice of slices) {
-    for (const log of slice as RawLog[]) {
-      items.push(log.address);
-      if (Array.isArray(log.topics)) for (const topic of log.topics) items.push(topic);
-    }
-    yield slice;
-  }
-}
-
-/**
- * Whether the logs a node answered for one block are all its logs: the bloom of their addresses and topics
- * (`keepingItems`) is the header's. (Cheaper than `readWholeBlock` where every log of the block is watched; false
- * where the block holds other logs too.)
- */
-function makesBloom(header: Header, items: Iterable<unknown>): boolean {
-  if (!isBloom(header.logsBloom)) return false;
-  // A header bloom with every bit set (any block of some 6,000 distinct items) is made by any items whose bloom
-  // fills up too: they are hashed only until it does (the verdict is the same, at about half the hashing; a full
-  // bloom tells little, which docs/hosted-providers.md says).
-  const full = isFull(header.logsBloom);
-  const bloom = new BloomBuilder();
-  for (const item of items) {
-    bloom.add(item);
-    if (full && bloom.full) return true;
-  }
-  return bloom.hex() === header.logsBloom.toLowerCase();
-}
-
 /** A block read whole: its logs, or why the node's answer is not all of them (yet). */
 type WholeBlock = { logs: RawLog[] } | { incomplete: string };
 
@@ -205,6 +176,59 @@ async function readWholeBlock(rpc: RpcClient, header: Header): Promise<WholeBloc
   return { logs };
 }
 
+/** Receipts asked for in one batch, where a node lacks `eth_getBlockReceipts`. */
+const RECEIPTS_BATCH = 100;
+
+/**
+ * The watched logs of a block, from its receipts: `eth_getBlockReceipts` by the block's hash, or, where the node
+ * lacks that method, each transaction's receipt. Receipts hold every log of their transaction, so they show a block
+ * complete where its `eth_getLogs` answer stopped at a cap; they must all be of this block, one per transaction.
+ */
+async function readReceipts(rpc: RpcClient, header: Header, watch: Watch): Promise<WholeBlock> {
+  let receipts: unknown;
+  try {
+    receipts = await rpc.call("eth_getBlockReceipts", [header.hash]);
+  } catch (err) {
+    if (!(err instanceof RpcError)) throw err;
+    if (isUnknownBlock(err.rpcMessage)) {
+      return { incomplete: `it answered "${err.rpcMessage}" for the block's receipts` };
+    }
+    if (!isMethodMissing(err.code, err.rpcMessage) || !Array.isArray(header.transactions)) throw err;
+    receipts = await transactionReceipts(rpc, header.transactions);
+  }
+  if (!Array.isArray(receipts)) {
+    return { incomplete: `it answered ${receipts === null ? "null" : typeof receipts} for the block's receipts` };
+  }
+  const hash = header.hash.toLowerCase();
+  const expected = Array.isArray(header.transactions) ? header.transactions.length : receipts.length;
+  if (receipts.length !== expected) {
+    return { incomplete: `it answered ${receipts.length} receipts for the block's ${expected} transactions` };
+  }
+  const logs: RawLog[] = [];
+  for (const receipt of receipts as { blockHash?: unknown; logs?: unknown }[]) {
+    const blockHash = receipt?.blockHash;
+    if (typeof blockHash !== "string" || blockHash.toLowerCase() !== hash) {
+      const which = typeof blockHash === "string" ? blockHash.slice(0, 66) : typeof blockHash;
+      return { incomplete: `asked for the block's receipts, it answered a receipt of block ${which}` };
+    }
+    if (!Array.isArray(receipt.logs)) return { incomplete: "it answered a receipt without logs" };
+    for (const log of receipt.logs as RawLog[]) if (watch.matches(log)) logs.push(log);
+  }
+  return { logs };
+}
+
+/** Each transaction's receipt, a batch at a time; null where the node has none. */
+async function transactionReceipts(rpc: RpcClient, hashes: unknown[]): Promise<unknown[] | null> {
+  const out: unknown[] = [];
+  for (let i = 0; i < hashes.length; i += RECEIPTS_BATCH) {
+    const chunk = hashes.slice(i, i + RECEIPTS_BATCH);
+    const results = await rpc.batch(chunk.map((hash) => ({ method: "eth_getTransactionReceipt", params: [hash] })));
+    if (results.some((receipt) => receipt === null)) return null;
+    out.push(...results);
+  }
+  return out;
+}
+
 /** A range to read again as two, apart at `cut`: its answer was cut off silently. */
 export interface Cut {
   cut: number;
@@ -218,8 +242,7 @@ export interface NotYet {
 
 /**
  * Acts on an answer's verdict: undefined when the answer stands as read; a `Cut` or `NotYet` for its range to be
- * read again; or the watched logs of a block read whole, when they are to replace the answer's. `items` are the
- * answer's addresses and topics (`keepingItems`), for a single block's answer at a cap.
+ * read again; or the watched logs of a block read whole, when they are to replace the answer's.
  */
 export async function settle(
   rpc: RpcClient,
@@ -227,25 +250,25 @@ export async function settle(
   verdict: Verdict,
   headers: ReadonlyMap<number, Header>,
   count: number,
-  items: Iterable<unknown>,
 ): Promise<Cut | NotYet | RawLog[] | undefined> {
   if (verdict.kind === "complete") return undefined;
   if (verdict.kind === "cut") return { cut: verdict.at };
-  // A block whose every log is watched shows its answer whole by the answer's own bloom.
-  if (verdict.kind === "at cap" && makesBloom(headers.get(verdict.block)!, items)) return undefined;
-  const blocks = verdict.kind === "at cap" ? [verdict.block] : verdict.blocks;
-  for (const number of blocks) {
-    const whole = await readWholeBlock(rpc, headers.get(number)!);
+  if (verdict.kind === "at cap") {
+    const whole = await readReceipts(rpc, headers.get(verdict.block)!, watch);
     if ("incomplete" in whole) {
-      const why = verdict.kind === "at cap" ? `its answer stopped at ${count} logs, a known cap, and ` : "";
-      return { block: number, said: `${why}${whole.incomplete}` };
+      return {
+        block: verdict.block,
+        said: `its answer stopped at ${count} logs, a known cap, and ${whole.incomplete}`,
+      };
     }
-    const watched = whole.logs.filter((log) => watch.matches(log));
-    if (verdict.kind === "at cap") return watched.length === count ? undefined : watched;
+    return whole.logs.length === count ? undefined : whole.logs;
+  }
+  for (const number of verdict.blocks) {
+    const whole = await readWholeBlock(rpc, headers.get(number)!);
+    if ("incomplete" in whole) return { block: number, said: whole.incomplete };
     // A bloom's false positive holds no watched log; one that does was missed by the range's answer.
-    if (watched.length > 0) {
-      return { block: number, said: `the range's answer left out ${watched.length} logs the block holds` };
-    }
+    const watched = whole.logs.filter((log) => watch.matches(log)).length;
+    if (watched > 0) return { block: number, said: `the range's answer left out ${watched} logs the block holds` };
   }
   return undefined;
 }

@@ -139,3 +139,14 @@ export function isUnknownBlock(message: string): boolean {
 export function isExecutionFailure(message: string): boolean {
   return /revert|EVM error|out of gas|invalid opcode|invalid jump|stack underflow/i.test(bounded(message));
 }
+
+/**
+ * Whether an error says the node does not offer the method (JSON-RPC -32601, or words to that effect: some
+ * providers answer -32600/-32000 with "method not supported" / "not available" / "does not exist").
+ */
+export function isMethodMissing(code: number, message: string): boolean {
+  return (
+    code === -32601 ||
+    /method .*(not (found|supported|available|allowed)|does not exist|unsupported)/i.test(bounded(message))
+  );
+}

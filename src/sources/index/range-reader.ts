@@ -11,7 +11,6 @@ import {
   type Header,
   judge,
   KNOWN_CAPS,
-  keepingItems,
   type NotYet,
   settle,
   type Watch,
@@ -83,10 +82,7 @@ export class RangeReader {
     const answer = await this.fetcher.logs(from, to);
     if (answer === REFUSED) return REFUSED;
     if (answer === null) return { block: from, said: `it answered null for the logs of blocks ${from}-${to}` };
-    // A single block's answer at a cap is checked against its header's bloom: its items are kept as it is decoded.
-    const items: unknown[] = [];
-    const slices = (size: number) => (from === to ? keepingItems(answer.slices(size), items) : answer.slices(size));
-    let decoded = await this.decoder.decode(slices);
+    let decoded = await this.decoder.decode((size) => answer.slices(size));
     this.sizer.read(to - from + 1, decoded.logs);
     const shape = { from, to, logs: decoded.logs, blocks: decoded.blocks };
     const needed = [...new Set([from, to, ...decoded.blocks.keys(), ...blocksToCheck(shape, head)])];
@@ -101,7 +97,7 @@ export class RangeReader {
     // Logs of another block than the header names for their number: a reorg under the read, handled as one.
     if (!consistent) return undefined;
     const verdict = judge(shape, headers, this.watch, head, this.sizer.suspectCounts(KNOWN_CAPS));
-    const settled = await settle(this.fetcher.rpc, this.watch, verdict, headers, decoded.logs, items);
+    const settled = await settle(this.fetcher.rpc, this.watch, verdict, headers, decoded.logs);
     if (settled && "cut" in settled) this.sizer.cutAt(decoded.logs);
     if (settled && !Array.isArray(settled)) return settled;
     if (settled) decoded = await this.decoder.decode(() => [settled]);
