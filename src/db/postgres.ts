@@ -129,11 +129,35 @@ class PostgresStatements implements Sql {
     // One statement per chunk: the rows travel as one JSON array, typed by the table's own row type.
     const sql = `INSERT INTO ${identifier(table)} (${names}) SELECT ${names} FROM json_populate_recordset(NULL::${identifier(table)}, $1)${conflictClause(onConflict)}`;
     let inserted = 0;
-    for (let i = 0; i < rows.length; i += INSERT_CHUNK) {
-      inserted += await this.run(sql, [toJson(rows.slice(i, i + INSERT_CHUNK))]);
+    for (const run of distinctRuns(rows, onConflict)) {
+      for (let i = 0; i < run.length; i += INSERT_CHUNK) {
+        inserted += await this.run(sql, [toJson(run.slice(i, i + INSERT_CHUNK))]);
+      }
     }
     return inserted;
   }
+}
+
+/**
+ * Rows in runs that each hold a conflict key at most once, in order. An upsert statement may not touch one row
+ * twice ("ON CONFLICT DO UPDATE command cannot affect row a second time"): a key met again starts a new run, so
+ * the later row updates the earlier one, as one statement a row would. Without an update, one run.
+ */
+function distinctRuns(rows: readonly Row[], onConflict: OnConflict | undefined): Row[][] {
+  if (!onConflict || onConflict === "ignore") return [rows as Row[]];
+  const runs: Row[][] = [[]];
+  let seen = new Set<string>();
+  for (const row of rows) {
+    // Two keys written alike only start a run sooner: harmless.
+    const key = onConflict.key.map((column) => String(row[column])).join("\u0000");
+    if (seen.has(key)) {
+      runs.push([]);
+      seen = new Set();
+    }
+    seen.add(key);
+    runs.at(-1)!.push(row);
+  }
+  return runs;
 }
 
 class PostgresDatabase implements Database {
