@@ -4,8 +4,8 @@
  * in flight allow (LOGS_IN_FLIGHT: over blocks denser than LOGS_PER_RANGE, fewer ranges are read at once; the next
  * one in line always is). A read that ends makes room for the next one at once, even while the ranges before it are
  * still read: commits wait for block order, reads do not. Ranges are planned only as far as they are read, so a
- * size learnt from a refusal applies to the next ones and memory stays bounded. The caller commits them strictly in line; a range that must be read
- * again (refused, cut off, its end dense) is put back first in line, in pieces.
+ * size learnt from a refusal applies to the next ones and memory stays bounded. The caller commits them strictly
+ * in line; a range that must be read again (refused, cut off, its end dense) is put back first in line, in pieces.
  */
 import { LOGS_PER_RANGE, type RangeSizer } from "./range-sizer.js";
 
