@@ -48,11 +48,9 @@ export class BloomBuilder {
   private readonly seen = new Set<string>();
 
   add(item: unknown): void {
-    if (typeof item !== "string" || this.seen.has(item)) return;
-    // Nodes write hex in lower case: the item as written is usually the key already.
+    if (typeof item !== "string") return;
     const key = item.toLowerCase();
-    this.seen.add(item);
-    if (key !== item && this.seen.has(key)) return;
+    if (this.seen.has(key)) return;
     this.seen.add(key);
     for (const bit of bloomBits(key)) this.bytes[255 - (bit >> 3)]! |= 1 << (bit & 7);
   }

@@ -1,13 +1,11 @@
 /**
- * Keccak-256 (the original Keccak padding, not SHA3's, which is all Node's crypto offers before Node 26), for the
- * bloom checks of the index: the index command loads no Ethereum library, and a dense block's check hashes
- * thousands of items.
+ * Keccak-256 (the original Keccak padding, not SHA3's, which is all Node's crypto offers), for the bloom checks of
+ * the index: the index command loads no Ethereum library, and a dense block's check hashes thousands of items.
  *
  * The permutation is written out lane by lane over 32-bit halves held in local variables (generated once from the
  * reference's rotation offsets and lane moves): looped over typed arrays, as it
  * was first written, it took ~15 µs a hash, which made the at-cap check of a 10,000-log block cost ~0.2 s.
  */
-import { getHashes, hash } from "node:crypto";
 
 /** Keccak-f[1600]'s round constants, derived as the Keccak reference defines them (an LFSR). */
 const ROUND_HI = new Uint32Array(24);
@@ -345,8 +343,8 @@ function nibble(code: number): number {
  * Keccak-256 of the bytes a `0x…` hex string spells, read straight from the text (a bloom check hashes thousands
  * of addresses and topics: no buffer is made for each); undefined when it is not even-length hex.
  */
-export function portableKeccak256Hex(hex: string): Uint8Array | undefined {
-  if (!isHexPrefixed(hex)) return undefined;
+export function keccak256Hex(hex: string): Uint8Array | undefined {
+  if (hex.length % 2 !== 0 || hex.charCodeAt(0) !== 0x30 || (hex.charCodeAt(1) | 0x20) !== 0x78) return undefined;
   const length = (hex.length - 2) / 2;
   const bytes = length < RATE ? SHORT : new Uint8Array(length);
   for (let i = 0; i < length; i++) {
@@ -357,24 +355,6 @@ export function portableKeccak256Hex(hex: string): Uint8Array | undefined {
   }
   return keccak256(length < RATE ? SHORT.subarray(0, length) : bytes);
 }
-
-/**
- * The same through Node's own Keccak-256, which Node 26's OpenSSL offers (about twice as fast as the permutation
- * above there). `Buffer.from` stops at the first pair that is not hex: a shorter buffer is "not hex".
- */
-function nativeKeccak256Hex(hex: string): Uint8Array | undefined {
-  if (!isHexPrefixed(hex)) return undefined;
-  const bytes = Buffer.from(hex.slice(2), "hex");
-  return bytes.length * 2 === hex.length - 2 ? hash("keccak-256", bytes, "buffer") : undefined;
-}
-
-function isHexPrefixed(hex: string): boolean {
-  return hex.length % 2 === 0 && hex.charCodeAt(0) === 0x30 && (hex.charCodeAt(1) | 0x20) === 0x78;
-}
-
-/** Keccak-256 of hex text: Node's own where it has one, else the permutation above. */
-export const keccak256Hex: (hex: string) => Uint8Array | undefined =
-  typeof hash === "function" && getHashes().includes("keccak-256") ? nativeKeccak256Hex : portableKeccak256Hex;
 
 /** The bytes of a short item (an address, a topic), reused from one hash to the next. */
 const SHORT = new Uint8Array(RATE);
