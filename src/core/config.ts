@@ -2,7 +2,7 @@
  * Configuration from the environment. `loadConfig` takes any env-like record, so a library user or a test builds a
  * config without touching `process.env`. Every variable, its rule and its default are in core/env.ts's schema.
  */
-import { type EMAIL_TRANSPORTS, type NFT_SOURCES, setting } from "./env.js";
+import { type EMAIL_TRANSPORTS, type INDEX_RPC_PROVIDERS, type NFT_SOURCES, setting } from "./env.js";
 import { poolsFor, type UpstreamPools } from "./pools/choose.js";
 import type { UpstreamPool } from "./upstream-pool.js";
 
@@ -60,6 +60,11 @@ export interface Config {
     throttleBudgetMs: number;
     /** How long a block's logs may stay incomplete at the provider (a lagging backend) before the index stops. */
     lagBudgetMs: number;
+    /** Whose costs and limits the calls are planned by; undefined: recognised by the endpoint's host. */
+    provider: (typeof INDEX_RPC_PROVIDERS)[number] | undefined;
+    /** The plan's throughput, when the user states it: units (CU, credits) per second, requests per second. */
+    unitsPerSecond: number | undefined;
+    requestsPerSecond: number | undefined;
   };
   /** Where `email-send` delivers. */
   emailTransport: (typeof EMAIL_TRANSPORTS)[number];
@@ -141,6 +146,9 @@ export function configFrom(env: Env, pools: UpstreamPools): Config {
       retry: indexRpc.retry,
       throttleBudgetMs: setting(env, "INDEX_RPC_THROTTLE_BUDGET_MS"),
       lagBudgetMs: setting(env, "INDEX_RPC_LAG_BUDGET_MS"),
+      provider: setting(env, "INDEX_RPC_PROVIDER"),
+      unitsPerSecond: setting(env, "INDEX_RPC_CU_PER_SECOND"),
+      requestsPerSecond: setting(env, "INDEX_RPC_REQUESTS_PER_SECOND"),
     },
     emailTransport: setting(env, "EMAIL_TRANSPORT"),
     smtpUrl: setting(env, "SMTP_URL"),

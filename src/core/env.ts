@@ -24,6 +24,8 @@ import { ChainmailError } from "./errors.js";
 export const NFT_SOURCES = ["nftport", "index", "opensea", "index+opensea", "service"] as const;
 export const EMAIL_TRANSPORTS = ["mailjet", "smtp", "outbox"] as const;
 export const SQLITE_DRIVERS = ["node", "better-sqlite3"] as const;
+/** The hosted providers whose published costs and limits the index knows (sources/index/providers.ts). */
+export const INDEX_RPC_PROVIDERS = ["alchemy", "infura", "quicknode", "generic"] as const;
 
 interface Doc {
   /** The section of the table the variable is listed under. */
@@ -135,6 +137,21 @@ export const EnvSchema = Type.Object({
     group: retrievers,
     description: "how long `chainmail index --once` waits out throttling; following the head waits on",
     default: 600_000,
+  }),
+  INDEX_RPC_PROVIDER: oneOfOrUnset(INDEX_RPC_PROVIDERS, {
+    group: retrievers,
+    description: "whose published costs and limits `chainmail index` plans its calls by",
+    shown: "recognised by the endpoint's host, else `generic`",
+  }),
+  INDEX_RPC_CU_PER_SECOND: int(1, {
+    group: retrievers,
+    description: "your plan's compute units (or credits) per second: the index never asks for more",
+    shown: "learnt from the provider's throttling",
+  }),
+  INDEX_RPC_REQUESTS_PER_SECOND: int(1, {
+    group: retrievers,
+    description: "your plan's requests per second: the index never sends more",
+    shown: "learnt from the provider's throttling",
   }),
   INDEX_RPC_LAG_BUDGET_MS: int(0, {
     group: retrievers,
