@@ -7,6 +7,13 @@
  * from the text again and puts them in as bigints.
  */
 import { isInteger, parse as parseLossless } from "lossless-json";
+import {
+  containsExactDecimals,
+  EXACT_SUFFIX,
+  exactDecimalOf,
+  holdsExactDecimals,
+  markExactCopy,
+} from "./exact-decimals.js";
 
 /** A JSON integer as chainmail holds it: a number when it is safe, a bigint beyond 2^53. */
 export type ExactInteger = number | bigint;
@@ -226,20 +233,38 @@ function isEscaped(text: string, at: number): boolean {
   return backslashes % 2 === 1;
 }
 
-const BIGINT_MARK = "\u0000bigint:";
-const MARKED = /"\\u0000bigint:(-?\d+)"/g;
-
-/** Serialises like `JSON.stringify`, writing bigints as bare JSON integers. */
+/**
+ * Serialises like `JSON.stringify`, writing bigints as bare JSON integers and a number that has an exact decimal text
+ * beside it (exact-decimals.ts: a price computed from wei) with that text's digits.
+ */
 export function stringifyJson(value: unknown, indent?: number): string {
-  try {
-    // Most values hold no bigint: the native serialiser, untouched, is several times faster than a replacer. Called
-    // with one argument when it can be: given a replacer, even `null`, Node 26's V8 leaves its fast path (2× slower).
-    return indent === undefined ? JSON.stringify(value) : JSON.stringify(value, null, indent);
-  } catch (err) {
-    if (!(err instanceof TypeError && /BigInt/i.test(err.message))) throw err;
+  const exact = containsExactDecimals(value);
+  if (!exact) {
+    try {
+      // Most values hold no bigint: the native serialiser, untouched, is several times faster than a replacer. Called
+      // with one argument when it can be: given a replacer, even `null`, Node 26's V8 leaves its fast path (2× slower).
+      return indent === undefined ? JSON.stringify(value) : JSON.stringify(value, null, indent);
+    } catch (err) {
+      if (!(err instanceof TypeError && /BigInt/i.test(err.message))) throw err;
+    }
   }
-  const text = JSON.stringify(value, (_key, v) => (typeof v === "bigint" ? BIGINT_MARK + v.toString() : v), indent);
-  return text.replace(MARKED, "$1");
+  // What must come out as a bare number goes through as a string marked with a nonce of this call, then loses its
+  // quotes: no string of the value can carry the mark (it is unguessable), so none is ever unquoted by mistake.
+  const nonce = globalThis.crypto.randomUUID().replaceAll("-", "");
+  const mark = `\u0000${nonce}:`;
+  const text = JSON.stringify(
+    value,
+    function (this: object, key: string, v: unknown) {
+      if (typeof v === "bigint") return mark + v.toString();
+      if (exact && typeof v === "number" && holdsExactDecimals(this)) {
+        const digits = exactDecimalOf(this, key);
+        if (digits !== undefined && digits !== String(v)) return mark + digits;
+      }
+      return v;
+    },
+    indent,
+  );
+  return text.replace(new RegExp(`"\\\\u0000${nonce}:(-?[0-9.]+)"`, "g"), "$1");
 }
 
 /** Turns a safe integer-valued number or a digit string into an exact integer, when it is one. */
@@ -262,24 +287,27 @@ export function toDecimal(value: number | bigint): string {
 }
 
 /**
- * `value` with every bigint (an integer beyond 2^53) written as its exact decimal string: what the workflow
- * packages hand their hosts, whose messages pass through code that cannot serialise a bigint (Node-RED's debug
- * sidebar and storage, n8n's item data). Safe integers stay numbers; nothing else changes. `value` is a node's
- * output (plain JSON data, bounded depth), copied, never changed in place.
+ * `value` with every bigint (an integer beyond 2^53) written as its exact decimal string, and every exact decimal
+ * text (exact-decimals.ts: `price_exact` beside `price`) made an ordinary string field beside its number: what the
+ * workflow packages hand their hosts, whose messages pass through code that cannot serialise a bigint or write a
+ * number's every digit (Node-RED's debug sidebar and storage, n8n's item data), and the service's `?bigint=string`.
+ * Safe integers stay numbers; nothing else changes. `value` is a node's output (plain JSON data, bounded depth),
+ * copied, never changed in place.
  */
 export function withExactStrings(value: unknown): unknown {
   if (typeof value === "bigint") return value.toString();
   if (typeof value !== "object" || value === null) return value;
   if (Array.isArray(value)) return value.map(withExactStrings);
   const out: Record<string, unknown> = {};
-  for (const key of Object.keys(value)) {
+  const define = (key: string, item: unknown) =>
     // A `__proto__` key is copied as the data property it is.
-    Object.defineProperty(out, key, {
-      value: withExactStrings((value as Record<string, unknown>)[key]),
-      enumerable: true,
-      writable: true,
-      configurable: true,
-    });
+    Object.defineProperty(out, key, { value: item, enumerable: true, writable: true, configurable: true });
+  const exact = holdsExactDecimals(value);
+  for (const key of Object.keys(value)) {
+    define(key, withExactStrings((value as Record<string, unknown>)[key]));
+    const digits = exact ? exactDecimalOf(value, key) : undefined;
+    if (digits !== undefined) define(key + EXACT_SUFFIX, digits);
   }
+  if (exact) markExactCopy(out);
   return out;
 }

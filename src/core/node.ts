@@ -25,7 +25,15 @@ export interface RunContext {
   logger?: Logger | undefined;
   /** Called after every upstream HTTP attempt (metrics, progress). */
   onUpstreamAttempt?: ((event: AttemptEvent & { node: string }) => void) | undefined;
+  /**
+   * What a source keeps across the pages of one walk (the cursors it has seen, the records it has handed out),
+   * keyed by source and query: created by the paging (`pages`, `records`, `--all`), absent for a single call.
+   */
+  walk?: WalkMemory | undefined;
 }
+
+/** A walk's memory (RunContext.walk): one entry per source and query, holding what that source keeps. */
+export type WalkMemory = Map<string, unknown>;
 
 export type PortValues<P extends TProperties> = { [K in keyof P]: Static<P[K]> };
 /** The output object: keyed by the ports that fired. */

@@ -7,7 +7,7 @@
  * MAX_EMPTY_PAGES of them in a row paging stops, handing out that continuation to resume from.
  */
 import { ChainmailError, type ErrorPayload } from "./errors.js";
-import { type AnyNode, type RunContext, runNode, runNodeWith } from "./node.js";
+import { type AnyNode, type RunContext, runNode, runNodeWith, type WalkMemory } from "./node.js";
 
 /** NFTPort's largest page; used when a limit needs a page size and the input gave none. */
 export const MAX_PAGE_SIZE = 50;
@@ -57,7 +57,7 @@ export function pages<R = unknown>(
   options: PaginateOptions = {},
   ctx: Partial<RunContext> = {},
 ): AsyncGenerator<Page<R>> {
-  return pagesOf((pageInput) => runNode(node, pageInput, ctx), input, options);
+  return pagesOf((pageInput, walk) => runNode(node, pageInput, { ...ctx, walk }), input, options);
 }
 
 /** `pages` with the whole context given (a workflow host's config: see `runNodeWith`). */
@@ -67,7 +67,7 @@ export function pagesWith<R = unknown>(
   options: PaginateOptions,
   ctx: RunContext,
 ): AsyncGenerator<Page<R>> {
-  return pagesOf((pageInput) => runNodeWith(node, pageInput, ctx), input, options);
+  return pagesOf((pageInput, walk) => runNodeWith(node, pageInput, { ...ctx, walk }), input, options);
 }
 
 function checkLimit(limit: number | undefined): void {
@@ -89,13 +89,16 @@ function pageQuery(query: Record<string, unknown>, continuation: string | undefi
 }
 
 async function* pagesOf<R>(
-  run: (input: Input) => Promise<unknown>,
+  run: (input: Input, walk: WalkMemory) => Promise<unknown>,
   input: Input,
   options: PaginateOptions,
 ): AsyncGenerator<Page<R>> {
   const { limit } = options;
   checkLimit(limit);
   const seen = new Set<string>();
+  // One memory for every page of this walk: a source keeps there what spans its pages (the OpenSea source: every
+  // cursor seen, so a cycle of any length is caught, and the records handed out, so a repeated event comes once).
+  const walk: WalkMemory = new Map();
   // Own properties only, as runNode reads them: an inherited `query` is not the caller's query.
   const given = Object.hasOwn(input, "query") ? input.query : undefined;
   const query: Record<string, unknown> = { ...(typeof given === "object" && given !== null ? given : {}) };
@@ -105,7 +108,7 @@ async function* pagesOf<R>(
   for (let page = 1; ; page++) {
     if (limit !== undefined && total >= limit) return;
     const wanted = limit === undefined ? undefined : limit - total;
-    const output = (await run({ ...input, query: pageQuery(query, continuation, wanted) })) as {
+    const output = (await run({ ...input, query: pageQuery(query, continuation, wanted) }, walk)) as {
       data?: { transactions: R[]; continuation: string };
       response?: unknown;
       error?: ErrorPayload;

@@ -47,6 +47,18 @@ export const NftObject = Type.Object(
 );
 export type NftObject = Static<typeof NftObject>;
 
+/**
+ * The exact decimal text of a price computed from an integer amount (core/exact-decimals.ts). JSON output writes the
+ * price itself with these digits and leaves this field out; it is an ordinary field where a reader could not keep
+ * the digits of a number: the service's `?bigint=string` and the workflow packages. In the library it is on the
+ * record, not enumerable.
+ */
+const exactText = (key: string) =>
+  Type.String({
+    pattern: "^-?[0-9]+(\\.[0-9]+)?$",
+    description: `\`${key}\` as its exact decimal, every digit (OpenSea's and the own index's prices, computed from integer amounts). In JSON output only with ?bigint=string and in the workflow packages; plain JSON writes \`${key}\` itself with these digits`,
+  });
+
 export const PriceObject = Type.Object(
   {
     asset_type: Type.String({ description: "ETH | ERC20" }),
@@ -61,6 +73,8 @@ export const PriceObject = Type.Object(
       description:
         "USD value at the time of the sale. Absent on real cancel_list rows, and on OpenSea's records unless a JSON-RPC node gives it (sales in ETH)",
     }),
+    price_exact: Type.Optional(exactText("price")),
+    price_usd_exact: Type.Optional(exactText("price_usd")),
   },
   { ...open, $id: "PriceObject", title: "Price object" },
 );

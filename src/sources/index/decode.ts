@@ -190,10 +190,4 @@ export function decodeAnswer(log: RawLog): bigint | undefined {
 }
 
 /** Exact decimal string of `amount / 10^decimals`, without trailing zeros: 975000000000000000n, 18 → "0.975". */
-export function formatUnits(amount: bigint, decimals: number): string {
-  const negative = amount < 0n;
-  const digits = (negative ? -amount : amount).toString().padStart(decimals + 1, "0");
-  const whole = digits.slice(0, digits.length - decimals);
-  const fraction = digits.slice(digits.length - decimals).replace(/0+$/, "");
-  return `${negative ? "-" : ""}${whole}${fraction ? `.${fraction}` : ""}`;
-}
+export { decimalText as formatUnits } from "../../core/exact-decimals.js";

@@ -10,6 +10,7 @@
 import { createHash } from "node:crypto";
 import type { Config } from "../../core/config.js";
 import { ChainmailError, type ErrorPayload } from "../../core/errors.js";
+import { setExactDecimal } from "../../core/exact-decimals.js";
 import { stringifyJson, toExactInteger } from "../../core/json.js";
 import { storageError } from "../../db/database.js";
 import type { RawResponse } from "../../schemas/common.js";
@@ -282,7 +283,9 @@ function priceDetails(row: ActivityRow) {
     price_usd: number | null;
   };
   if (row.currency) details.contract_address = row.currency;
-  if (row.price !== null) details.price = Number(row.price);
-  details.price_usd = row.price_usd === null ? null : Number(row.price_usd);
+  // The store keeps exact decimal strings: the number for code, its exact text beside it for JSON (exact-decimals.ts).
+  if (row.price !== null) setExactDecimal(details, "price", row.price);
+  if (row.price_usd === null) details.price_usd = null;
+  else setExactDecimal(details, "price_usd", row.price_usd);
   return details;
 }

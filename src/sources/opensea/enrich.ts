@@ -4,14 +4,15 @@
  * sale priced in ETH (or WETH, Blur Pool) from the ETH/USD feed (ETH_USD_FEED) as it stood in the sale's block
  * (`latestRoundData()` by `eth_call` at that block). Two JSON-RPC batches per page at most.
  *
- * A transaction the node does not know fails the page (the node is behind, or on another chain): the records would
- * otherwise lack their block without a word. A feed that cannot be read at a block (a node that keeps no old state)
- * leaves that sale's `price_usd` out.
+ * Enrichment only adds: whatever the node answers (an error, a transaction it does not know, a feed that reverts or
+ * answers nonsense, no answer at all), the records keep what OpenSea said and the fields the node could not give are
+ * left out, with a warning on the logger. Only a cancelled call (the caller's signal) stops the page.
  */
 import type { Config } from "../../core/config.js";
-import { ChainmailError } from "../../core/errors.js";
-import { formatUnits, MAINNET_ETH_TOKENS } from "../index/decode.js";
-import { RPC_UPSTREAM, RpcClient, RpcError, toHex } from "../index/rpc.js";
+import { decimalText, setExactDecimal } from "../../core/exact-decimals.js";
+import type { Logger } from "../../core/node.js";
+import { MAINNET_ETH_TOKENS } from "../index/decode.js";
+import { RpcClient, toHex } from "../index/rpc.js";
 import type { Mapped } from "./events.js";
 
 /** `latestRoundData()` and `decimals()` selectors. */
@@ -22,62 +23,74 @@ const ETH_TOKENS: ReadonlySet<string> = new Set(MAINNET_ETH_TOKENS);
 
 type Loose = Record<string, any>;
 
-const feedDecimals = new Map<string, Promise<number>>();
+/** Each node's feed's `decimals()`, by node URL and feed: another node may be another chain. */
+const feedDecimals = new Map<string, Promise<number | undefined>>();
 
 function clientFor(config: Config, signal: AbortSignal | undefined): RpcClient | undefined {
   const { url, timeoutMs, retry } = config.indexRpc;
   return url ? new RpcClient(url, { pool: config.pool, timeoutMs, retry, signal }) : undefined;
 }
 
-/** Fills in blocks and USD prices in place; throws a ChainmailError when the node cannot answer. */
+/**
+ * Fills in blocks and USD prices in place, as far as the node answers. Throws only when `signal` was aborted (the
+ * caller's cancellation); every failure of the node leaves the fields it would have given out.
+ */
 export async function enrich(
   mapped: readonly Mapped[],
   config: Config,
   signal: AbortSignal | undefined,
+  logger?: Logger,
 ): Promise<void> {
   const rpc = clientFor(config, signal);
   const onChain = mapped.filter((m) => typeof (m.record as Loose).transaction_hash === "string");
   if (!rpc || onChain.length === 0) return;
+  const warn = (what: string, err?: unknown): void => {
+    // A cancelled call is the caller's decision, not the node's failure: it ends the page.
+    if (err !== undefined && signal?.aborted) throw err;
+    const said = err === undefined ? "" : `: ${err instanceof Error ? err.message : String(err)}`;
+    logger?.warn({ upstream: "JSON-RPC", node: rpc.origin }, `${what}${said}; left out`);
+  };
 
   const hashes = [...new Set(onChain.map((m) => (m.record as Loose).transaction_hash as string))];
-  const found = await rpc.batch(hashes.map((hash) => ({ method: "eth_getTransactionByHash", params: [hash] })));
+  let found: unknown[];
+  try {
+    found = await rpc.batch(hashes.map((hash) => ({ method: "eth_getTransactionByHash", params: [hash] })));
+  } catch (err) {
+    return warn("The node could not give the blocks of OpenSea's records", err);
+  }
   const blocks = new Map<string, { hash: string; number: number }>();
   hashes.forEach((hash, i) => {
-    const tx = found[i] as { blockHash?: unknown; blockNumber?: unknown } | null;
-    const blockHash = tx?.blockHash;
-    const blockNumber = tx?.blockNumber;
-    if (typeof blockHash !== "string" || !/^0x[0-9a-fA-F]{64}$/.test(blockHash) || typeof blockNumber !== "string") {
-      throw new ChainmailError(
-        "UPSTREAM_BAD_RESPONSE",
-        `The JSON-RPC node at ${rpc.origin} does not know transaction ${hash}, which OpenSea reports as mined.`,
-        {
-          hint: "The node may be behind or on another chain: check INDEX_RPC_URL, or unset it to leave blocks out.",
-          details: { upstream: RPC_UPSTREAM, transaction_hash: hash },
-        },
-      );
-    }
-    const number = Number.parseInt(blockNumber, 16);
-    if (!Number.isSafeInteger(number) || number < 0) {
-      throw new ChainmailError("UPSTREAM_BAD_RESPONSE", `The JSON-RPC node answered block number ${blockNumber}.`, {
-        details: { upstream: RPC_UPSTREAM, transaction_hash: hash },
-      });
-    }
-    blocks.set(hash, { hash: blockHash.toLowerCase(), number });
+    const block = blockOf(found[i]);
+    if (block) blocks.set(hash, block);
   });
+  if (blocks.size < hashes.length) {
+    // The node is behind, or on another chain: those records go without a block (and a USD price).
+    warn(`The node does not know ${hashes.length - blocks.size} of ${hashes.length} transactions OpenSea reports`);
+  }
   for (const { record } of onChain) {
     const r = record as Loose;
-    const block = blocks.get(r.transaction_hash)!;
+    const block = blocks.get(r.transaction_hash);
+    if (!block) continue;
     r.block_hash = block.hash;
     r.block_number = block.number;
   }
 
   const priced = onChain.filter(({ record, payment }) => {
     const p = (record as Loose).price_details;
-    return record.type === "sale" && payment && (p.asset_type === "ETH" || ETH_TOKENS.has(String(p.contract_address)));
+    return (
+      record.type === "sale" &&
+      payment &&
+      typeof (record as Loose).block_number === "number" &&
+      (p.asset_type === "ETH" || ETH_TOKENS.has(String(p.contract_address)))
+    );
   });
   if (priced.length === 0) return;
   const feed = config.opensea.ethUsdFeed;
-  const decimals = await decimalsOf(rpc, feed);
+  const decimals = await decimalsOf(rpc, feed).catch((err: unknown) => {
+    warn(`The ETH/USD feed ${feed} did not answer decimals()`, err);
+    return undefined;
+  });
+  if (decimals === undefined) return warn(`The ETH/USD feed ${feed} answered no usable decimals()`);
   const atBlocks = [...new Set(priced.map((m) => (m.record as Loose).block_number as number))];
   const answers = await Promise.all(
     atBlocks.map((block) =>
@@ -85,9 +98,9 @@ export async function enrich(
         .call<string>("eth_call", [{ to: feed, data: LATEST_ROUND_DATA }, toHex(block)])
         .then(answerOf)
         // A node without the state of old blocks answers an error here: that sale has no USD price then.
-        .catch((err) => {
-          if (err instanceof RpcError) return undefined;
-          throw err;
+        .catch((err: unknown) => {
+          if (signal?.aborted) throw err;
+          return undefined;
         }),
     ),
   );
@@ -96,8 +109,19 @@ export async function enrich(
     const r = record as Loose;
     const answer = rate.get(r.block_number);
     if (answer === undefined || !payment) continue;
-    r.price_details.price_usd = Number(formatUnits(payment.amount * answer, payment.decimals + decimals));
+    setExactDecimal(r.price_details, "price_usd", decimalText(payment.amount * answer, payment.decimals + decimals));
   }
+}
+
+/** A transaction's block, when the node's answer names one. */
+function blockOf(tx: unknown): { hash: string; number: number } | undefined {
+  if (typeof tx !== "object" || tx === null) return undefined;
+  const blockHash = Object.hasOwn(tx, "blockHash") ? (tx as Loose).blockHash : undefined;
+  const blockNumber = Object.hasOwn(tx, "blockNumber") ? (tx as Loose).blockNumber : undefined;
+  if (typeof blockHash !== "string" || !/^0x[0-9a-fA-F]{64}$/.test(blockHash)) return undefined;
+  if (typeof blockNumber !== "string" || !/^0x[0-9a-fA-F]{1,14}$/.test(blockNumber)) return undefined;
+  const number = Number.parseInt(blockNumber, 16);
+  return Number.isSafeInteger(number) ? { hash: blockHash.toLowerCase(), number } : undefined;
 }
 
 /** The feed's answer (the second word of `latestRoundData()`), when it is a positive int256. */
@@ -107,15 +131,18 @@ function answerOf(data: unknown): bigint | undefined {
   return answer > 0n ? answer : undefined;
 }
 
-function decimalsOf(rpc: RpcClient, feed: string): Promise<number> {
-  let decimals = feedDecimals.get(feed);
+/** The feed's `decimals()` (0 to 36), or undefined when it answers something else; a failure is not remembered. */
+function decimalsOf(rpc: RpcClient, feed: string): Promise<number | undefined> {
+  const key = `${rpc.url}|${feed}`;
+  let decimals = feedDecimals.get(key);
   if (!decimals) {
     decimals = rpc.call<string>("eth_call", [{ to: feed, data: DECIMALS }, "latest"]).then((data) => {
-      const n = typeof data === "string" && /^0x[0-9a-fA-F]{64}$/.test(data) ? Number(BigInt(data)) : 8;
-      return n <= 36 ? n : 8;
+      if (typeof data !== "string" || !/^0x[0-9a-fA-F]{64}$/.test(data)) return undefined;
+      const n = BigInt(data);
+      return n <= 36n ? Number(n) : undefined;
     });
-    feedDecimals.set(feed, decimals);
-    decimals.catch(() => feedDecimals.delete(feed));
+    feedDecimals.set(key, decimals);
+    decimals.catch(() => feedDecimals.delete(key));
   }
   return decimals;
 }

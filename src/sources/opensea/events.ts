@@ -12,9 +12,9 @@
  *   cancel_bid.
  * - Events of other chains, and kinds OpenSea may add, give no record.
  */
+import { decimalText, setExactDecimal } from "../../core/exact-decimals.js";
 import { toExactInteger } from "../../core/json.js";
 import type { TransactionRecord } from "../../schemas/transactions.js";
-import { formatUnits } from "../index/decode.js";
 
 export type RecordKind = "transfer" | "mint" | "burn" | "sale" | "bid" | "list" | "cancel_bid" | "cancel_list";
 
@@ -173,7 +173,7 @@ export interface Mapped {
 
 /**
  * The payment as SPEC's price object: `ETH` for the native token (address zero), else `ERC20` with the token's
- * address; `price` = quantity ÷ 10^decimals, computed in decimal (exact digits, then the nearest number).
+ * address; `price` = quantity ÷ 10^decimals, the nearest number, with the exact decimal beside it (`price_exact`).
  * Undefined when the event carries no payment (its OpenAPI document does not require one).
  */
 function priceOf(value: unknown, at: string): { details: PriceDetails; payment: Payment } | undefined | Unreadable {
@@ -190,9 +190,12 @@ function priceOf(value: unknown, at: string): { details: PriceDetails; payment: 
   const token = addressOf(own(value, "token_address"), `${at}.token_address`);
   if (token instanceof Unreadable) return token;
   const amount = BigInt(quantity);
-  const price = Number(formatUnits(amount, decimals));
-  const details =
-    token === ZERO_ADDRESS ? { asset_type: "ETH", price } : { asset_type: "ERC20", contract_address: token, price };
+  const details: PriceDetails =
+    token === ZERO_ADDRESS
+      ? { asset_type: "ETH", price: 0 }
+      : { asset_type: "ERC20", contract_address: token, price: 0 };
+  // The nearest number, and its exact text beside it (`price_exact`) for JSON and for code that wants every digit.
+  setExactDecimal(details, "price", decimalText(amount, decimals));
   return { details, payment: { amount, decimals } };
 }
 

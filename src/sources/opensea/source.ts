@@ -21,6 +21,7 @@ import { getOpenSea, type OpenSeaCall, UPSTREAM, unreadableAnswer } from "./clie
 import { decodeContinuation, encodeContinuation, tagOf } from "./continuation.js";
 import { enrich } from "./enrich.js";
 import { kindOf, type Mapped, type RecordKind, readEventsPage, toRecord, Unreadable } from "./events.js";
+import { walkOf } from "./walk.js";
 
 /** OpenSea's `limit` is 1 to 200 (its OpenAPI document). */
 export const MAX_PAGE_SIZE = 200;
@@ -124,7 +125,7 @@ async function scan(
     cursor = decoded.next;
     previous = decoded.previous;
   }
-  const seen = new Set([previous]);
+  const walk = walkOf(ctx, fingerprint);
   const call: OpenSeaCall = {
     path: scope.path,
     apiKey: params.api_key,
@@ -144,34 +145,24 @@ async function scan(
         response,
       );
     }
-    const mapped: Mapped[] = [];
+    const read: Mapped[] = [];
     for (let i = 0; i < page.events.length; i++) {
       const event = page.events[i] as Record<string, unknown>;
       const kind = kindOf(event);
       if (!kind || !kinds.has(kind)) continue;
-      const read = toRecord(event, kind, `asset_events[${i}]`);
-      if (read instanceof Unreadable) return refuse(unreadableAnswer(response, read.field, read.rule), response);
-      if (read && inScope(read.record, scope)) mapped.push(read);
+      const one = toRecord(event, kind, `asset_events[${i}]`);
+      if (one instanceof Unreadable) return refuse(unreadableAnswer(response, one.field, one.rule), response);
+      if (one && inScope(one.record, scope)) read.push(one);
     }
-    const here = tagOf(cursor ?? "");
     const { next } = page;
-    if (next !== undefined && (next === cursor || seen.has(tagOf(next)))) {
-      return refuse(
-        new ChainmailError(
-          "UPSTREAM_BAD_RESPONSE",
-          "OpenSea answered a next cursor it had already given (a loop); stopped rather than read the same events again.",
-          {
-            hint: "Try again later; if it persists, the events after this point cannot be read from OpenSea.",
-            details: { upstream: UPSTREAM, status: response.status, field: "next" },
-          },
-        ),
-        response,
-      );
-    }
-    seen.add(here);
+    // A next seen before in this walk (a cycle of any length) is refused; records handed out before are left out.
+    const mapped = walk.page(cursor, previous, next, read, response);
+    if (mapped instanceof ChainmailError) return refuse(mapped, response);
+    const here = tagOf(cursor ?? "");
     if (mapped.length > 0 || next === undefined || scanned >= MAX_SCANNED_PAGES) {
+      // Only a cancelled call fails here: what the node cannot give is left out (enrich.ts).
       try {
-        await enrich(mapped, ctx.config, ctx.signal);
+        await enrich(mapped, ctx.config, ctx.signal, ctx.logger);
       } catch (err) {
         if (err instanceof ChainmailError) return refuse(err, response);
         throw err;
