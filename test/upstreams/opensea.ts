@@ -13,6 +13,9 @@
  * Faults are queued with `fault()`: any status/body/headers (429 and 599 with or without Retry-After, 5xx, HTML),
  * a slow answer, a reset, a body cut off with its length announced (`dropMidBody`) or without (`truncate`: the
  * connection ends cleanly after half the body), and `loop` (the page's `next` is the cursor it was asked with).
+ *
+ * `script()` replaces the events endpoints' paging with fixed pages keyed by the cursor asked with (`""` for the
+ * first page): any graph of cursors, cycles included, and any events on each page, repeats included.
  */
 import { randomUUID } from "node:crypto";
 import { createServer, type IncomingMessage, type ServerResponse } from "node:http";
@@ -70,9 +73,17 @@ export interface OpenSeaServer {
   requests: OpenSeaRequest[];
   fault(...faults: OpenSeaFault[]): void;
   clearFaults(): void;
+  /** Events endpoints answer these pages, by the cursor asked with (`""`: none); `undefined` ends the script. */
+  script(pages: Map<string, ScriptedPage> | undefined): void;
   /** Adds events to a collection, as if OpenSea had just seen them. */
   add(collection: string, events: OpenSeaEvent[]): void;
   close(): Promise<void>;
+}
+
+/** A scripted page: its events and its `next` (null on the last page). */
+export interface ScriptedPage {
+  asset_events: OpenSeaEvent[];
+  next: string | null;
 }
 
 interface Held {
@@ -120,6 +131,7 @@ export async function startOpenSea(dataset: OpenSeaDataset): Promise<OpenSeaServ
   load(undefined, dataset.other ?? []);
   /** cursor → the seq of the event the next page starts after, and the request it belongs to. */
   const cursors = new Map<string, { after: number; scope: string }>();
+  let scripted: Map<string, ScriptedPage> | undefined;
 
   const send = (res: ServerResponse, status: number, body: unknown, headers: Record<string, string> = {}) => {
     res.writeHead(status, { "content-type": "application/json", ...headers });
@@ -166,6 +178,10 @@ export async function startOpenSea(dataset: OpenSeaDataset): Promise<OpenSeaServ
     }
 
     if (parts[2] !== "events") return errors(res, 404, "Not found");
+    if (scripted) {
+      const page = scripted.get(url.searchParams.get("next") ?? "");
+      return page ? send(res, 200, page) : errors(res, 400, "Invalid cursor");
+    }
     const q = url.searchParams;
     const limitRaw = q.get("limit");
     const limit = limitRaw === null ? 20 : Number(limitRaw);
@@ -243,6 +259,9 @@ export async function startOpenSea(dataset: OpenSeaDataset): Promise<OpenSeaServ
     url: `http://127.0.0.1:${port}`,
     requests,
     fault: (...f) => faults.push(...f),
+    script: (pages) => {
+      scripted = pages;
+    },
     clearFaults: () => {
       faults.length = 0;
     },
