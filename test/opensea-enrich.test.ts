@@ -5,15 +5,17 @@
  * record's block from the node and each ETH sale's `price_usd` from the feed as it stood in the sale's block.
  */
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from "vitest";
+import { stringifyJson } from "../src/core/json.js";
 import { runNode } from "../src/core/node.js";
 import { type ActivityManifest, createActivity } from "../src/demo/activity.js";
 import { type Deployed, deployAll } from "../src/demo/contracts.js";
 import { type DevChain, startAnvil } from "../src/demo/devchain.js";
-import { nftTransactionsByContract } from "../src/nodes/index.js";
+import { nftTransactionsByContract, nftTransactionsOnChain } from "../src/nodes/index.js";
 import { formatUnits } from "../src/sources/index/decode.js";
 import { forgetCollections } from "../src/sources/opensea/source.js";
-import { testConfig } from "./helpers.js";
+import { runCli, testConfig } from "./helpers.js";
 import { rpcCall } from "./index-helpers.js";
+import { type JsonRpcProxy, type RpcMessage, startJsonRpcProxy } from "./upstreams/jsonrpc.js";
 import { OPENSEA_KEY, type OpenSeaEvent, type OpenSeaServer, startOpenSea } from "./upstreams/opensea.js";
 
 type Rec = Record<string, any>;
@@ -144,16 +146,115 @@ describe("blocks and USD prices from the JSON-RPC node", () => {
     }
   });
 
-  it("a transaction the node does not know fails the page, saying so", async () => {
+  it("a transaction the node does not know leaves that record's block out; the page and the others keep theirs", async () => {
     const unknown = `0x${"77".repeat(32)}`;
-    const first = eventsOf(manifest.records).find((e) => e.event_type === "transfer")!;
+    const events = eventsOf(manifest.records);
+    const first = events.find((e) => e.event_type === "transfer")!;
+    const other = events.find((e) => e.event_type === "transfer" && e.transaction !== first.transaction)!;
     upstream.fault({
       after: 1,
       status: 200,
-      body: JSON.stringify({ asset_events: [{ ...first, transaction: unknown }] }),
+      body: stringifyJson({ asset_events: [{ ...first, transaction: unknown }, other] }),
     });
     const out = await all();
-    expect(out.error?.details).toMatchObject({ code: "upstream_bad_response", transaction_hash: unknown });
-    expect(out.error?.error).toContain("does not know transaction");
+    expect(out.error).toBeUndefined();
+    const [lost, kept] = out.data!.transactions;
+    expect(lost).toMatchObject({ transaction_hash: unknown });
+    expect(lost!.block_number).toBeUndefined();
+    expect(lost!.block_hash).toBeUndefined();
+    expect(kept!.block_number).toBeTypeOf("number");
+  });
+});
+
+describe("a node that fails what is asked only to enrich: the fields are left out, the page stands", () => {
+  const DECIMALS = "0x313ce567";
+  /** A JSON-RPC error for each call `fails` picks (the others forwarded to the dev chain). */
+  async function failing(fails: (call: RpcMessage) => boolean): Promise<JsonRpcProxy> {
+    const proxy: JsonRpcProxy = await startJsonRpcProxy(chain.rpcUrl, {
+      intercept: (calls) => {
+        if (!calls.some(fails)) return undefined;
+        const replies = calls.map((c) =>
+          fails(c)
+            ? { jsonrpc: "2.0", id: c.id, error: { code: 3, message: "execution reverted", data: "0x" } }
+            : undefined,
+        );
+        if (replies.some((r) => r === undefined)) return undefined;
+        return { status: 200, body: JSON.stringify(calls.length === 1 ? replies[0] : replies) };
+      },
+    });
+    proxies.push(proxy);
+    return proxy;
+  }
+  const proxies: JsonRpcProxy[] = [];
+  afterAll(() => Promise.all(proxies.map((p) => p.close())));
+
+  async function sales(rpcUrl: string) {
+    const out = await runNode(
+      nftTransactionsOnChain,
+      { query: { type: ["sale"], page_size: 200 } },
+      { config: config({ INDEX_RPC_URL: rpcUrl }) },
+    );
+    return out as { data?: { transactions: Rec[] }; error?: { error: string; details: Rec } };
+  }
+
+  it("the feed's decimals() answers execution reverted: sales come with their blocks and without price_usd", async () => {
+    const proxy = await failing((c) => c.method === "eth_call" && (c.params[0] as { data?: string }).data === DECIMALS);
+    const out = await sales(proxy.url);
+    expect(out.error).toBeUndefined();
+    const transactions = out.data!.transactions;
+    expect(transactions.length).toBeGreaterThan(0);
+    for (const sale of transactions) {
+      expect(sale.type).toBe("sale");
+      expect(sale.block_number).toBeTypeOf("number");
+      expect(sale.price_details.price_usd).toBeUndefined();
+    }
+  });
+
+  it("run nft-transactions-on-chain (sales) on the command line: exit 0, the page printed", async () => {
+    const proxy = await failing((c) => c.method === "eth_call" && (c.params[0] as { data?: string }).data === DECIMALS);
+    const cli = await runCli(
+      ["run", "nft-transactions-on-chain", "--input", '{"query":{"type":["sale"],"page_size":200}}'],
+      {
+        env: {
+          NFT_SOURCE: "opensea",
+          OPENSEA_BASE_URL: upstream.url,
+          OPENSEA_API_KEY: OPENSEA_KEY,
+          INDEX_RPC_URL: proxy.url,
+          ETH_USD_FEED: deployed.priceFeed,
+        },
+      },
+    );
+    expect(cli.stdout).not.toContain('"internal"');
+    expect(cli.code).toBe(0);
+    expect((JSON.parse(cli.stdout) as { data: { transactions: Rec[] } }).data.transactions.length).toBeGreaterThan(0);
+  });
+
+  it("every feed call reverts: no price_usd, blocks kept", async () => {
+    const proxy = await failing((c) => c.method === "eth_call");
+    const out = await sales(proxy.url);
+    expect(out.error).toBeUndefined();
+    for (const sale of out.data!.transactions) {
+      expect(sale.block_number).toBeTypeOf("number");
+      expect(sale.price_details.price_usd).toBeUndefined();
+    }
+  });
+
+  it("eth_getTransactionByHash answers an error: no blocks, no price_usd, the records as OpenSea gave them", async () => {
+    const proxy = await failing((c) => c.method === "eth_getTransactionByHash");
+    const out = await sales(proxy.url);
+    expect(out.error).toBeUndefined();
+    expect(out.data!.transactions.length).toBeGreaterThan(0);
+    for (const sale of out.data!.transactions) {
+      expect(sale.block_number).toBeUndefined();
+      expect(sale.price_details.price_usd).toBeUndefined();
+    }
+  });
+
+  it("a node that cannot be reached at all: the page stands, without blocks", async () => {
+    const proxy = await startJsonRpcProxy(chain.rpcUrl);
+    await proxy.close();
+    const out = await sales(proxy.url);
+    expect(out.error).toBeUndefined();
+    for (const sale of out.data!.transactions) expect(sale.block_number).toBeUndefined();
   });
 });
