@@ -66,7 +66,10 @@ export function indexWithOpenSea(index: NftSource, opensea: NftSource): NftSourc
           },
           {
             maxPageSize: OPENSEA_MAX_PAGE_SIZE,
-            page: (continuation, size) => opensea.transactionsByContract(openseaPage(continuation, size), params, ctx),
+            // Without the walk: the merge may read one OpenSea page again (a position inside it), which a walk
+            // would take for a loop; the merge hands out each record once itself.
+            page: (continuation, size) =>
+              opensea.transactionsByContract(openseaPage(continuation, size), params, { ...ctx, walk: undefined }),
           },
         ],
         query,
