@@ -18,7 +18,9 @@ const DECIMAL = /^-?\d+(?:\.\d+)?$/;
 
 /** Objects given an exact text by `setExactDecimal` (and their copies by `withExactStrings`). */
 const holders = new WeakSet<object>();
-/** Whether any object ever got one: until then writers need not look for them. */
+/** Those of them with a text a number does not write the same (`0.333333333333333333`, not `1.5`): JSON needs it. */
+const moreDigits = new WeakSet<object>();
+/** Whether any object ever got a text with more digits than its number writes: until then writers need not look. */
 let anyHolder = false;
 
 /** `amount` ÷ 10^`decimals` as an exact decimal, without trailing zeros: 333333333333333333n, 18 → `0.333333333333333333`. */
@@ -47,7 +49,8 @@ function canonical(text: string): string | undefined {
  */
 export function setExactDecimal(holder: object, key: string, text: string): void {
   const exact = canonical(text);
-  (holder as Record<string, unknown>)[key] = Number(text);
+  const value = Number(text);
+  (holder as Record<string, unknown>)[key] = value;
   if (exact === undefined) return;
   Object.defineProperty(holder, key + EXACT_SUFFIX, {
     value: exact,
@@ -56,7 +59,10 @@ export function setExactDecimal(holder: object, key: string, text: string): void
     configurable: true,
   });
   holders.add(holder);
-  anyHolder = true;
+  if (exact !== String(value)) {
+    moreDigits.add(holder);
+    anyHolder = true;
+  }
 }
 
 /** The exact text of `holder[key]`, when it has one that still stands for the number there. */
@@ -72,17 +78,18 @@ export function exactDecimalOf(holder: object, key: string): string | undefined 
 export const holdsExactDecimals = (holder: object): boolean => holders.has(holder);
 
 /** Marks a copy whose `<key>_exact` fields (now plain strings) stand for its numbers, as its original's did. */
-export function markExactCopy(copy: object): void {
+export function markExactCopy(original: object, copy: object): void {
   holders.add(copy);
+  if (moreDigits.has(original)) moreDigits.add(copy);
 }
 
 /**
- * Whether `value` (plain JSON data) holds, at any depth, an object with an exact text: what a writer asks before
- * taking its fast path. Free until some value was given one.
+ * Whether `value` (plain JSON data) holds, at any depth, an object with an exact text that has more digits than its
+ * number writes: what a writer asks before taking its fast path. Free until some value was given one.
  */
 export function containsExactDecimals(value: unknown, depth = 0): boolean {
   if (!anyHolder || typeof value !== "object" || value === null || depth > 200) return false;
-  if (holders.has(value)) return true;
+  if (moreDigits.has(value)) return true;
   if (Array.isArray(value)) {
     for (const item of value) if (typeof item === "object" && containsExactDecimals(item, depth + 1)) return true;
     return false;

@@ -308,6 +308,6 @@ export function withExactStrings(value: unknown): unknown {
     const digits = exact ? exactDecimalOf(value, key) : undefined;
     if (digits !== undefined) define(key + EXACT_SUFFIX, digits);
   }
-  if (exact) markExactCopy(out);
+  if (exact) markExactCopy(value, out);
   return out;
 }
