@@ -30,12 +30,14 @@ const NFT = address(0x721);
 const INSTALL_SCRIPTS = ["preinstall", "install", "postinstall", "prepare"];
 const WORKFLOW_PACKAGES = ["node-red-contrib-chainmail", "n8n-nodes-chainmail"];
 
-/** README.md's blocks this test runs: their `skip` marker names this file (the docs test cannot pack the clone). */
-const readmeBlocks = extractBlocks(readFileSync(join(root, "README.md"), "utf8"), "README.md").filter((block) =>
-  block.skip?.includes("test/install/tarball.test.ts"),
+/** The blocks this test runs, of README.md and the workflow packages' READMEs: their `skip` marker names this file. */
+const readmeBlocks = ["README.md", ...WORKFLOW_PACKAGES.map((name) => `packages/${name}/README.md`)].flatMap((file) =>
+  extractBlocks(readFileSync(join(root, file), "utf8"), file).filter((block) =>
+    block.skip?.includes("test/install/tarball.test.ts"),
+  ),
 );
 const packBlock = readmeBlocks.find((b) => b.code.includes(`npm install ~/chainmail/${pkg.name}-`));
-const workflowBlock = readmeBlocks.find((b) => WORKFLOW_PACKAGES.every((name) => b.code.includes(name)));
+const workflowBlocks = readmeBlocks.filter((b) => b !== packBlock);
 
 /** The tarballs the README's `npm pack` lines write into the clone (removed afterwards). */
 const tarballs = [pkg.name, ...WORKFLOW_PACKAGES].map((name) => {
@@ -54,18 +56,18 @@ let blockEnv: Record<string, string>;
 /** Runs a README block with bash as pasted, from the home folder; its output, failing on a non-zero exit. */
 async function runReadmeBlock(block: DocBlock | undefined) {
   if (!block) throw new Error("README.md has no such block (its marker must name test/install/tarball.test.ts)");
-  const script = join(dir, `readme-${block.line}.sh`);
+  const script = join(dir, `${block.file.replaceAll("/", "_")}-${block.line}.sh`);
   writeFileSync(script, `set -euo pipefail\n${block.code}\n`);
   try {
     return await run("bash", [script], { cwd: dir, env: blockEnv, timeout: 600_000, maxBuffer: 16 * MiB });
   } catch (err) {
     const { stdout, stderr } = err as { stdout?: string; stderr?: string };
-    throw new Error(`README.md:${block.line} failed:\n${block.code}\n${stdout ?? ""}\n${stderr ?? ""}`);
+    throw new Error(`${block.file}:${block.line} failed:\n${block.code}\n${stdout ?? ""}\n${stderr ?? ""}`);
   }
 }
 
 let packed: { stdout: string; stderr: string };
-let workflowInstall: { stdout: string; stderr: string };
+let workflowInstall = "";
 
 beforeAll(async () => {
   dir = mkdtempSync(join(tmpdir(), "chainmail-install-"));
@@ -87,7 +89,7 @@ beforeAll(async () => {
   writeFileSync(join(app, "package.json"), JSON.stringify({ name: "my-project", private: true, type: "module" }));
   packed = await runReadmeBlock(packBlock);
   installLog = packed.stderr;
-  workflowInstall = await runReadmeBlock(workflowBlock);
+  for (const block of workflowBlocks) workflowInstall += (await runReadmeBlock(block)).stderr;
   anvil = await startAnvil();
   await installEmitters(anvil, [NFT]);
   await erc721Transfer(anvil, NFT, address(0), address(0xa11ce), 1);
@@ -119,7 +121,12 @@ const installed = (): Record<string, { version: string; engines?: { node?: strin
 
 describe("README.md's route: npm pack in the clone, npm install <tarball> in a project", () => {
   it("runs as pasted: the tarball installs and `npx chainmail nodes` lists the nodes", () => {
-    expect(readmeBlocks).toHaveLength(2);
+    // README.md's two, and one in each workflow package's README.
+    expect(readmeBlocks.map((b) => b.file)).toEqual([
+      "README.md",
+      "README.md",
+      ...WORKFLOW_PACKAGES.map((name) => `packages/${name}/README.md`),
+    ]);
     for (const tarball of tarballs) expect(existsSync(tarball), tarball).toBe(true);
     expect(packed.stdout).toContain("nft-transactions-by-contract");
     expect(packed.stdout).toContain("email-send");
@@ -172,7 +179,7 @@ describe("README.md's route for the workflow packages: their tarballs into Node-
     const folder = hosts[name as keyof typeof hosts]();
     const tree = JSON.parse(readFileSync(join(folder, "node_modules", ".package-lock.json"), "utf8"))
       .packages as Record<string, { hasInstallScript?: boolean }>;
-    expect(Object.keys(tree), workflowInstall.stderr).toEqual([`node_modules/${name}`]);
+    expect(Object.keys(tree), workflowInstall).toEqual([`node_modules/${name}`]);
     expect(tree[`node_modules/${name}`]!.hasInstallScript).toBeUndefined();
     const manifest = JSON.parse(readFileSync(join(folder, "node_modules", name, "package.json"), "utf8"));
     expect(INSTALL_SCRIPTS.filter((script) => Object.hasOwn(manifest.scripts ?? {}, script))).toEqual([]);
