@@ -9,6 +9,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { parseJson } from "../src/core/json.js";
+import { close, loadConfig, records } from "../src/index.js";
 
 const CLI = join(import.meta.dirname, "..", "dist", "cli", "main.js");
 
@@ -144,6 +145,51 @@ describe.skipIf(process.platform !== "linux")("chainmail demo (npm start)", () =
     expect(body.data.transactions[0]!.quantity).toBe(9007199254740993n);
     expect(body.data.transactions[0]!.token_id).toBe("18446744073709551623");
   });
+
+  it("prints the `chainmail index` line for its chain: run as printed, it indexes every record the demo's does, sales too", async () => {
+    const line = output.match(/^ {2}(npx chainmail index .*)$/m)?.[1];
+    expect(line, output).toBeDefined();
+    // As a user pastes it, in the clone (where `npx chainmail` is this package's command).
+    const indexed = await new Promise<{ code: number | null; stdout: string; stderr: string }>((resolve, reject) => {
+      const shell = spawn("bash", ["-c", line!], {
+        cwd: join(import.meta.dirname, ".."),
+        env: { ...process.env, npm_config_offline: "true" },
+      });
+      let stdout = "";
+      let stderr = "";
+      shell.stdout.setEncoding("utf8").on("data", (chunk: string) => {
+        stdout += chunk;
+      });
+      shell.stderr.setEncoding("utf8").on("data", (chunk: string) => {
+        stderr += chunk;
+      });
+      shell.on("error", reject);
+      shell.on("close", (code) => resolve({ code, stdout, stderr }));
+    });
+    expect(indexed.code, indexed.stderr).toBe(0);
+    const summary = JSON.parse(indexed.stdout) as {
+      db: string;
+      last_block: number;
+      records: number;
+      unknown_logs: number;
+    };
+    expect(summary.unknown_logs).toBe(0);
+    // The same records as the demo's own index, kind by kind, up to the same block.
+    const kinds = async (db: string) => {
+      const config = loadConfig({ NFT_SOURCE: "index", INDEX_DB: db });
+      const query = { type: ["all" as const], to_block: summary.last_block };
+      const counts: Record<string, number> = {};
+      for await (const record of records("nft-transactions-on-chain", { query }, {}, { config })) {
+        counts[record.type] = (counts[record.type] ?? 0) + 1;
+      }
+      return counts;
+    };
+    const ours = await kinds(summary.db);
+    expect(ours).toEqual(await kinds(join(dataDir, "index.sqlite")));
+    expect(ours.sale).toBeGreaterThan(0);
+    expect(Object.values(ours).reduce((a, b) => a + b, 0)).toBe(summary.records);
+    await close();
+  }, 120_000);
 
   it("stops everything on SIGINT and exits 0: no anvil left, the service port closed", async () => {
     const anvilPort = output.match(/anvil \(dev chain\) at http:\/\/127\.0\.0\.1:(\d+)/)?.[1];

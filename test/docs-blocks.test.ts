@@ -10,6 +10,7 @@ import { join } from "node:path";
 import { promisify } from "node:util";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { parseJson } from "../src/core/json.js";
+import { freePort } from "../src/demo/devchain.js";
 import { type DocBlock, extractBlocks } from "./support/docs-blocks.js";
 import { type BlockResult, runBlock } from "./support/docs-run.js";
 import { type DocsWorld, REPO, startDocsWorld } from "./support/docs-world.js";
@@ -216,4 +217,20 @@ describe("library blocks", () => {
     );
     expect(result, `tsc -p ${dir}`).toBe("");
   }, 600_000);
+});
+
+describe("README's library example, NFTPort out of reach", () => {
+  it("ends normally, each failure one line on stderr (the iterator's PageError caught), no stack", async () => {
+    const block = blocksOf.get("README.md")!.find((b) => b.kind === "script" && b.code.includes("records<"))!;
+    expect(block.code).toContain("PageError");
+    // Nothing listens on a port just found free: every call is refused, as offline.
+    const nowhere = `http://127.0.0.1:${await freePort()}`;
+    const offline = { ...block, env: { ...block.env, NFTPORT_BASE_URL: nowhere } };
+    const result = await runBlock(offline, world.workdir("readme-offline"), world);
+    const lines = result.stderr.split("\n").filter((line) => line.trim() !== "");
+    expect(result.code, result.stderr).toBe(0);
+    // runNode's error output, then the PageError of records(): each as `code: message`.
+    expect(lines, result.stderr).toHaveLength(2);
+    for (const line of lines) expect(line).toMatch(/^upstream_unreachable: Could not reach NFTPort at /);
+  }, 180_000);
 });

@@ -146,6 +146,7 @@ export async function startDemo(options: DemoOptions = {}): Promise<RunningDemo>
     print(`     (the watch keeps running: chainmail watch --config ${join(dataDir, "watch.json")} does the same)\n`);
 
     printHowToCall(server.url, deployed, dbPath, print);
+    printIndexCommand(anvil.rpcUrl, deployed, join(dataDir, "my-index.sqlite"), print);
     abort?.removeEventListener("abort", onAbort!);
     return { rpcUrl: anvil.rpcUrl, serviceUrl: server.url, dbPath, deployed, manifest, stop };
   } catch (err) {
@@ -311,5 +312,20 @@ function printHowToCall(url: string, deployed: Deployed, dbPath: string, print: 
   print("Or the command line (same index):");
   print(
     `  NFT_SOURCE=index INDEX_DB=${dbPath} npx chainmail run nft-transactions-by-contract --input '${JSON.stringify({ query: { contract_address: deployed.erc721 } })}'`,
+  );
+}
+
+/** A word for a POSIX shell: as it is when it needs no quoting, else in single quotes. */
+const shellWord = (word: string) => (/^[\w@%+=:,./-]+$/.test(word) ? word : `'${word.replaceAll("'", `'\\''`)}'`);
+
+/**
+ * The `chainmail index` line that indexes the demo's chain into an index of one's own. The demo's Seaport, WETH
+ * and price feed are not at their mainnet addresses: without naming them, an index of this chain sees the
+ * transfers but none of the sales.
+ */
+function printIndexCommand(rpcUrl: string, deployed: Deployed, db: string, print: (line: string) => void): void {
+  print("Or index this chain yourself (its Seaport, WETH and price feed are not at mainnet's addresses: name them):");
+  print(
+    `  npx chainmail index --rpc ${rpcUrl} --seaport ${deployed.seaport} --eth-tokens ${deployed.weth} --price-feed ${deployed.priceFeed} --db ${shellWord(db)} --once`,
   );
 }

@@ -1,12 +1,14 @@
 /**
- * The package as a user gets it: `npm pack`, then `npm install <tarball> --omit=dev` into an empty folder (from the
- * npm cache: `--offline`, or `--prefer-offline` when the cache lacks something), and the installed copy used as a
- * user would — library, `chainmail index`, `chainmail serve`, `chainmail demo` — with nothing of this repository
- * on its module path. `npm run test:install` (CI runs it under Node 24, the current LTS).
+ * The package as a user gets it, by the route README.md gives until it is on npm: in the clone, `npm pack` (which
+ * builds), then `npm install <tarball>` in the user's project, from the npm cache (`--prefer-offline`), and the
+ * installed copy used as a user would — library, `chainmail index`, `chainmail serve`, `chainmail demo` — with
+ * nothing of this repository on its module path; the workflow packages' tarballs likewise into Node-RED's and n8n's
+ * folders. The README's blocks run as written, in a home folder of their own (`~/chainmail` is this clone).
+ * `npm run test:install` (CI runs it under Node 24, the current LTS).
  */
 import { execFile, spawn } from "node:child_process";
 import { once } from "node:events";
-import { cpSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
+import { cpSync, existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, symlinkSync, writeFileSync } from "node:fs";
 import { createRequire } from "node:module";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
@@ -14,6 +16,7 @@ import { promisify } from "node:util";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { type Anvil, address, erc721Transfer, installEmitters, startAnvil } from "../index-helpers.js";
 import { call } from "../server-helpers.js";
+import { type DocBlock, extractBlocks } from "../support/docs-blocks.js";
 
 const run = promisify(execFile);
 const root = join(import.meta.dirname, "..", "..");
@@ -23,27 +26,70 @@ const semver = createRequire(import.meta.url)("semver") as { subset(sub: string,
 const nodeHasSqlite = process.getBuiltinModule?.("node:sqlite") !== undefined;
 const MiB = 1024 * 1024;
 const NFT = address(0x721);
+/** Scripts npm runs when a package is installed: a tarball carrying one makes npm warn (or run it). */
+const INSTALL_SCRIPTS = ["preinstall", "install", "postinstall", "prepare"];
+const WORKFLOW_PACKAGES = ["node-red-contrib-chainmail", "n8n-nodes-chainmail"];
+
+/** The blocks this test runs, of README.md and the workflow packages' READMEs: their `skip` marker names this file. */
+const readmeBlocks = ["README.md", ...WORKFLOW_PACKAGES.map((name) => `packages/${name}/README.md`)].flatMap((file) =>
+  extractBlocks(readFileSync(join(root, file), "utf8"), file).filter((block) =>
+    block.skip?.includes("test/install/tarball.test.ts"),
+  ),
+);
+const packBlock = readmeBlocks.find((b) => b.code.includes(`npm install ~/chainmail/${pkg.name}-`));
+const workflowBlocks = readmeBlocks.filter((b) => b !== packBlock);
+
+/** The tarballs the README's `npm pack` lines write into the clone (removed afterwards). */
+const tarballs = [pkg.name, ...WORKFLOW_PACKAGES].map((name) => {
+  const { version } = JSON.parse(
+    readFileSync(join(root, name === pkg.name ? "" : join("packages", name), "package.json"), "utf8"),
+  );
+  return join(root, `${name}-${version}.tgz`);
+});
 
 let dir: string;
 let app: string;
 let installLog: string;
 let anvil: Anvil;
+let blockEnv: Record<string, string>;
+
+/** Runs a README block with bash as pasted, from the home folder; its output, failing on a non-zero exit. */
+async function runReadmeBlock(block: DocBlock | undefined) {
+  if (!block) throw new Error("README.md has no such block (its marker must name test/install/tarball.test.ts)");
+  const script = join(dir, `${block.file.replaceAll("/", "_")}-${block.line}.sh`);
+  writeFileSync(script, `set -euo pipefail\n${block.code}\n`);
+  try {
+    return await run("bash", [script], { cwd: dir, env: blockEnv, timeout: 600_000, maxBuffer: 16 * MiB });
+  } catch (err) {
+    const { stdout, stderr } = err as { stdout?: string; stderr?: string };
+    throw new Error(`${block.file}:${block.line} failed:\n${block.code}\n${stdout ?? ""}\n${stderr ?? ""}`);
+  }
+}
+
+let packed: { stdout: string; stderr: string };
+let workflowInstall = "";
 
 beforeAll(async () => {
   dir = mkdtempSync(join(tmpdir(), "chainmail-install-"));
-  const packed = await run("npm", ["pack", "--ignore-scripts", "--json", "--pack-destination", dir], { cwd: root });
-  const tarball = join(dir, JSON.parse(packed.stdout)[0].filename);
-  app = join(dir, "app");
+  // The blocks' home: ~/chainmail is this clone, ~/my-project an empty project. npm keeps its cache and settings.
+  const npmConfig = async (key: string) => (await run("npm", ["config", "get", key], { cwd: root })).stdout.trim();
+  blockEnv = {
+    ...(process.env as Record<string, string>),
+    HOME: dir,
+    npm_config_cache: await npmConfig("cache"),
+    npm_config_userconfig: await npmConfig("userconfig"),
+    npm_config_prefer_offline: "true",
+    npm_config_audit: "false",
+    npm_config_fund: "false",
+    npm_config_update_notifier: "false",
+  };
+  symlinkSync(root, join(dir, "chainmail"), "dir");
+  app = join(dir, "my-project");
   mkdirSync(app);
-  writeFileSync(join(app, "package.json"), JSON.stringify({ name: "app", private: true, type: "module" }));
-  const install = (cache: string) =>
-    run("npm", ["install", tarball, "--omit=dev", "--no-audit", "--no-fund", cache], { cwd: app, timeout: 600_000 });
-  try {
-    installLog = (await install("--offline")).stderr;
-  } catch (err) {
-    if (!/ENOTCACHED/.test(String((err as { stderr?: string }).stderr))) throw err;
-    installLog = (await install("--prefer-offline")).stderr;
-  }
+  writeFileSync(join(app, "package.json"), JSON.stringify({ name: "my-project", private: true, type: "module" }));
+  packed = await runReadmeBlock(packBlock);
+  installLog = packed.stderr;
+  for (const block of workflowBlocks) workflowInstall += (await runReadmeBlock(block)).stderr;
   anvil = await startAnvil();
   await installEmitters(anvil, [NFT]);
   await erc721Transfer(anvil, NFT, address(0), address(0xa11ce), 1);
@@ -52,6 +98,7 @@ beforeAll(async () => {
 
 afterAll(async () => {
   await anvil?.stop();
+  for (const tarball of tarballs) rmSync(tarball, { force: true });
   if (dir) rmSync(dir, { recursive: true, force: true });
 });
 
@@ -72,7 +119,25 @@ function chainmail(args: string[], env: Record<string, string> = {}) {
 const installed = (): Record<string, { version: string; engines?: { node?: string }; hasInstallScript?: boolean }> =>
   JSON.parse(readFileSync(join(app, "node_modules", ".package-lock.json"), "utf8")).packages;
 
-describe("npm install <tarball> --omit=dev", () => {
+describe("README.md's route: npm pack in the clone, npm install <tarball> in a project", () => {
+  it("runs as pasted: the tarball installs and `npx chainmail nodes` lists the nodes", () => {
+    // README.md's two, and one in each workflow package's README.
+    expect(readmeBlocks.map((b) => b.file)).toEqual([
+      "README.md",
+      "README.md",
+      ...WORKFLOW_PACKAGES.map((name) => `packages/${name}/README.md`),
+    ]);
+    for (const tarball of tarballs) expect(existsSync(tarball), tarball).toBe(true);
+    expect(packed.stdout).toContain("nft-transactions-by-contract");
+    expect(packed.stdout).toContain("email-send");
+  });
+
+  it("installs a package.json with no install-time script: npm neither warns nor runs one", () => {
+    const installedPkg = JSON.parse(readFileSync(join(app, "node_modules", "chainmail", "package.json"), "utf8"));
+    expect(INSTALL_SCRIPTS.filter((name) => Object.hasOwn(installedPkg.scripts ?? {}, name))).toEqual([]);
+    expect(installLog).not.toMatch(/install.scripts/i);
+  });
+
   it("stays within 60 MiB and leaves the demo's chain tooling and better-sqlite3 out", async () => {
     const { stdout } = await run("du", ["-s", "--apparent-size", "--block-size=1", join(app, "node_modules")]);
     const bytes = Number(stdout.split("\t")[0]);
@@ -101,6 +166,30 @@ describe("npm install <tarball> --omit=dev", () => {
 
   it("carries the LICENSE", () => {
     expect(readFileSync(join(app, "node_modules", "chainmail", "LICENSE"), "utf8")).toMatch(/^MIT License/);
+  });
+});
+
+describe("README.md's route for the workflow packages: their tarballs into Node-RED's and n8n's folders", () => {
+  const hosts = {
+    "node-red-contrib-chainmail": () => join(dir, ".node-red"),
+    "n8n-nodes-chainmail": () => join(dir, ".n8n", "nodes"),
+  } as const;
+
+  it.each(WORKFLOW_PACKAGES)("%s installs alone: chainmail inside it, nothing fetched, no install script", (name) => {
+    const folder = hosts[name as keyof typeof hosts]();
+    const tree = JSON.parse(readFileSync(join(folder, "node_modules", ".package-lock.json"), "utf8"))
+      .packages as Record<string, { hasInstallScript?: boolean }>;
+    expect(Object.keys(tree), workflowInstall).toEqual([`node_modules/${name}`]);
+    expect(tree[`node_modules/${name}`]!.hasInstallScript).toBeUndefined();
+    const manifest = JSON.parse(readFileSync(join(folder, "node_modules", name, "package.json"), "utf8"));
+    expect(INSTALL_SCRIPTS.filter((script) => Object.hasOwn(manifest.scripts ?? {}, script))).toEqual([]);
+    // Every file the host loads is there, built.
+    const entries: string[] =
+      name === "node-red-contrib-chainmail"
+        ? Object.values(manifest["node-red"].nodes)
+        : [...manifest.n8n.nodes, ...manifest.n8n.credentials];
+    expect(entries.length).toBeGreaterThan(0);
+    for (const entry of entries) expect(existsSync(join(folder, "node_modules", name, entry)), entry).toBe(true);
   });
 });
 
