@@ -40,6 +40,9 @@ export function bigintOption(value: string | undefined): BigintForm {
   );
 }
 
+/** `1 poll`, `2 polls`: a count and its noun. */
+export const plural = (n: number, noun: string): string => `${n} ${noun}${n === 1 ? "" : "s"}`;
+
 /** A flag's integer value from 0 to `max`; undefined when the flag was not given. */
 export function integerOption(
   flag: string,
