@@ -5,8 +5,11 @@ import { ChainmailError } from "../core/errors.js";
 import { parseJson, stringifyJson } from "../core/json.js";
 import { BIGINT_FORMS, type BigintForm, inForm } from "../server/integers.js";
 
-/** Exit statuses: 0 success port fired, 1 error port fired, 2 usage error. */
-export const EXIT = { OK: 0, ERROR: 1, USAGE: 2 } as const;
+/**
+ * Exit statuses: 0 success port fired, 1 error port fired, 2 usage error, 3 an email batch of which no message was
+ * sent (`messages sent` fired, every result an error: a script must notice).
+ */
+export const EXIT = { OK: 0, ERROR: 1, USAGE: 2, NOTHING_SENT: 3 } as const;
 
 /** A command line the command cannot run (a missing or malformed flag): `invalid_input`, exit status 2. */
 export class UsageError extends ChainmailError {
