@@ -50,11 +50,16 @@ export function customIdOf(rule: string, keys: readonly string[]): string {
 }
 
 /** What the watch says of a rule that cannot start yet (logged once; a dry run says it too). */
-export const WAITING_FOR_INDEX =
+const WAITING_FOR_INDEX =
   "waiting to start the rule: the index has not seen the chain yet (run chainmail index)";
 
-/** Where a rule's last poll read: it could not start yet, or from `from` (`started`: it started at that poll, after it). */
-export type RuleRead = { waiting: true } | { waiting: false; from: Horizon; started: Position | undefined };
+/**
+ * Where a rule's last poll read: it could not start yet (`why`), or from `from` (`started`: it started at that
+ * poll, after that position).
+ */
+export type RuleRead =
+  | { waiting: true; why: string }
+  | { waiting: false; from: Horizon; started: Position | undefined };
 
 export interface WatchSummary {
   polls: number;
@@ -178,7 +183,7 @@ export class WatchRun {
   private async poll(rule: Rule): Promise<void> {
     const state = await this.startedState(rule);
     if (!state) {
-      this.reads.set(rule.id, { waiting: true });
+      this.reads.set(rule.id, { waiting: true, why: WAITING_FOR_INDEX });
       return;
     }
     const horizon = horizonOf(state.floor, state.read, this.ctx.follow.reorgDepth);

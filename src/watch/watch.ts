@@ -20,7 +20,7 @@ import { type FollowContext, Pacer } from "./follow.js";
 import { errorText, type RuleRead, WatchRun, type WatchSummary } from "./run.js";
 import type { Mail, MailResult } from "./store.js";
 
-export { customIdOf, type RuleRead, SEND_BATCH, WAITING_FOR_INDEX, type WatchSummary } from "./run.js";
+export { customIdOf, type RuleRead, SEND_BATCH, type WatchSummary } from "./run.js";
 
 export interface WatchOptions {
   /** The configuration: the parsed JSON of a watch file (checked here), or an already checked one. */

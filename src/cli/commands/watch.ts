@@ -43,7 +43,7 @@ async function failed(err: unknown): Promise<void> {
 async function runWatch(options: { config?: string; dryRun?: boolean; once?: boolean }): Promise<void> {
   const configPath = requireConfig(options);
   const config = await readConfig(configPath);
-  const { dryRunWatch, watch, WAITING_FOR_INDEX } = await import("../../watch/watch.js");
+  const { dryRunWatch, watch } = await import("../../watch/watch.js");
   const controller = new AbortController();
   const stopOnSignals = onSignals(controller);
   try {
@@ -52,7 +52,7 @@ async function runWatch(options: { config?: string; dryRun?: boolean; once?: boo
       for (const email of emails) await write(`${stringifyJson(email)}\n`);
       // Never silent: each rule says where it reads and what it would mail (or why it cannot start yet).
       for (const rule of rules) {
-        process.stderr.write(`chainmail watch: ${rulePreviewText(rule, WAITING_FOR_INDEX)}\n`);
+        process.stderr.write(`chainmail watch: ${rulePreviewText(rule)}\n`);
       }
       process.exitCode = EXIT.OK;
       return;
@@ -92,11 +92,11 @@ function placeText(at: { block: number | undefined; date: string }): string {
 }
 
 /** One dry-run line of a rule: where it starts or reads on from, and how many records it would mail. */
-function rulePreviewText(preview: RulePreview, waitingText: string): string {
+function rulePreviewText(preview: RulePreview): string {
   const { read } = preview;
   const rule = `rule ${preview.rule}`;
   if (!read) return `${rule}: not read (stopped)`;
-  if (read.waiting) return `${rule}: ${waitingText}; nothing to mail`;
+  if (read.waiting) return `${rule}: ${read.why}; nothing to mail`;
   const mails = preview.emails
     ? `would mail ${plural(preview.records, "record")} in ${plural(preview.emails, "email")}`
     : "nothing to mail";
