@@ -50,8 +50,7 @@ export function customIdOf(rule: string, keys: readonly string[]): string {
 }
 
 /** What the watch says of a rule that cannot start yet (logged once; a dry run says it too). */
-const WAITING_FOR_INDEX =
-  "waiting to start the rule: the index has not seen the chain yet (run chainmail index)";
+const WAITING_FOR_INDEX = "waiting to start the rule: the index has not seen the chain yet (run chainmail index)";
 
 /**
  * Where a rule's last poll read: it could not start yet (`why`), or from `from` (`started`: it started at that
