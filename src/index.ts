@@ -33,6 +33,7 @@ export {
   type RunContext,
 } from "./core/node.js";
 export { MAX_PAGE_SIZE, type Page, PageError, type PageInfo, type PaginateOptions } from "./core/paginate.js";
+export { type DigestOptions, salesDigestRequest } from "./demo/digest.js";
 export * from "./nodes/index.js";
 export { type InputOf, type OutputOf, pages, records, runNode } from "./nodes/run.js";
 export type { RawResponse } from "./schemas/common.js";

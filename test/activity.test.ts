@@ -3,8 +3,15 @@
  * JSON (it survives a restart as text), late records inside the reorg window still found, nothing before the
  * first poll emitted for a contract or a token, the whole chain from its start block.
  */
+import fc from "fast-check";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { type ActivityCursor, type ActivityTarget, pollActivity } from "../src/activity/poll.js";
+import {
+  type ActivityCursor,
+  type ActivityTarget,
+  POLL_INTERVAL_SECONDS,
+  pollActivity,
+  pollInterval,
+} from "../src/activity/poll.js";
 import type { RunContext } from "../src/core/node.js";
 import { testConfig } from "./helpers.js";
 import { type NftportServer, type Rec, startNftport, VALID_KEY } from "./upstreams/nftport.js";
@@ -95,6 +102,20 @@ describe("pollActivity", () => {
     expect((await pollActivity(target, kept(next.cursor), ctx)).records).toEqual([]);
   });
 
+  it("the whole chain: nothing before the start block, ever, the re-read window included", async () => {
+    // The newest record is 2150: a start 3 blocks before it puts the next poll's window (12 blocks back) below it.
+    const target: ActivityTarget = { kind: "chain", start_block: 2148 };
+    const first = await pollActivity(target, undefined, ctx);
+    expect(first.records.map((r) => (r as Rec).block_number)).toEqual([2150]);
+    server.add(CONTRACT, [transfer(2151, "6")]);
+    const polls = [first];
+    for (let i = 0; i < 3; i++) polls.push(await pollActivity(target, kept(polls.at(-1)!.cursor), ctx));
+    expect(polls.slice(1).map((p) => hashes(p.records))).toEqual([[hash(21510)], [], []]);
+    // A cursor of the same target kept from before the start block moved up: still nothing before it.
+    const moved = await pollActivity({ kind: "chain", start_block: 2151 }, kept(first.cursor), ctx);
+    expect(moved.records.map((r) => (r as Rec).block_number)).toEqual([2151]);
+  });
+
   it("the whole chain without a start block is invalid_input naming start_block", async () => {
     await expect(pollActivity({ kind: "chain" }, undefined, ctx)).rejects.toMatchObject({
       code: "invalid_input",
@@ -107,5 +128,36 @@ describe("pollActivity", () => {
     await expect(pollActivity({ kind: "contract", contract_address: CONTRACT }, undefined, bad)).rejects.toMatchObject({
       code: "upstream_auth",
     });
+  });
+});
+
+describe("pollInterval: the Node-RED activity node's wait between polls", () => {
+  /** The longest wait a Node timer keeps: past it, Node waits 1 ms instead. */
+  const TIMER_MAX = 2 ** 31 - 1;
+
+  it("takes seconds as a number or its text, bounded to what a timer can wait", () => {
+    expect(pollInterval(60)).toBe(60_000);
+    expect(pollInterval("5")).toBe(5_000);
+    expect(pollInterval(" 2.5 ")).toBe(2_500);
+    expect(pollInterval(0)).toBe(1_000);
+    expect(pollInterval(-3)).toBe(1_000);
+    expect(pollInterval(1e12)).toBe(POLL_INTERVAL_SECONDS.max * 1000);
+    expect(pollInterval("1e300")).toBe(POLL_INTERVAL_SECONDS.max * 1000);
+    expect(pollInterval(Number.POSITIVE_INFINITY)).toBe(POLL_INTERVAL_SECONDS.max * 1000);
+    expect(POLL_INTERVAL_SECONDS.max * 1000).toBeLessThanOrEqual(TIMER_MAX);
+    for (const notANumber of [undefined, null, "", "soon", Number.NaN, {}, [], true]) {
+      expect(pollInterval(notANumber)).toBe(60_000);
+    }
+  });
+
+  it("is a wait a timer keeps for any input whatsoever", () => {
+    fc.assert(
+      fc.property(fc.oneof(fc.anything(), fc.double(), fc.float(), fc.integer().map(String), fc.string()), (given) => {
+        const ms = pollInterval(given);
+        expect(Number.isSafeInteger(ms)).toBe(true);
+        expect(ms).toBeGreaterThanOrEqual(1_000);
+        expect(ms).toBeLessThanOrEqual(TIMER_MAX);
+      }),
+    );
   });
 });

@@ -76,6 +76,19 @@ describe("chainmail run email-send", () => {
     expect(mj.deliveredTo.get(a)).toBe(1);
   });
 
+  it("exits 3 when messages sent fired but no message of the batch was sent, so that a script notices", async () => {
+    const unverified = { From: { Email: "x@unverified.org" } };
+    const [a, b] = [addr(), addr()];
+    const { code, out } = await cli({
+      params,
+      request: { Messages: [message(a, unverified), message(b, unverified)] },
+    });
+    expect(code).toBe(3);
+    expect(out.error).toBeUndefined();
+    expect(out["messages sent"].Messages.map((m: { Status: string }) => m.Status)).toEqual(["error", "error"]);
+    expect(mj.deliveredTo.get(a)).toBeUndefined();
+  });
+
   it("splits 120 recipients and prints one result per message in input order", async () => {
     const messages = Array.from({ length: 120 }, () => message(addr()));
     const { code, out } = await cli({ params, request: { Messages: messages } });

@@ -2,6 +2,7 @@ import { mkdtemp, readdir, readFile, rm, writeFile } from "node:fs/promises";
 import { hostname, tmpdir } from "node:os";
 import { join } from "node:path";
 import { fileURLToPath } from "node:url";
+import fc from "fast-check";
 import { type AddressObject, simpleParser } from "mailparser";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { loadConfig } from "../src/core/config.js";
@@ -278,6 +279,55 @@ describe("chainmail outbox list / show", () => {
     const missing = await cli(["outbox", "show", "nope"], env);
     expect(missing.code).toBe(1);
     expect(missing.stderr).toMatch(/no message "nope"/);
+  });
+});
+
+describe("chainmail outbox list / show --bigint string", () => {
+  it("writes MessageIDs as strings of digits that a plain JSON parser keeps exact, and show finds them", async () => {
+    const dir = newDir();
+    const env = { EMAIL_TRANSPORT: "outbox", OUTBOX_DIR: dir };
+    const sent = await cli(["run", "email-send", "--input", stringifyJson({ request: { Messages: [rich] } })], env);
+    expect(sent.code).toBe(0);
+    const exact = (parseJson(sent.stdout) as { "messages sent": { Messages: { To: { MessageID: bigint }[] }[] } })[
+      "messages sent"
+    ].Messages[0]!.To[0]!.MessageID;
+    expect(exact).toBeGreaterThan(BigInt(Number.MAX_SAFE_INTEGER));
+
+    // By default a bare integer, every digit: what jq or JSON.parse read as a (rounded) double.
+    const plain = await cli(["outbox", "list"], env);
+    expect(plain.stdout).toContain(`"MessageID": ${exact}`);
+    expect(typeof JSON.parse(plain.stdout)[0].recipients[0].MessageID).toBe("number");
+
+    // As strings: JSON.parse (like jq) keeps every digit, and the id it reads finds the message.
+    const list = await cli(["outbox", "list", "--bigint", "string"], env);
+    expect(list.code).toBe(0);
+    const [entry] = JSON.parse(list.stdout) as { id: string; recipients: { MessageID: unknown }[] }[];
+    expect(entry!.recipients[0]!.MessageID).toBe(String(exact));
+    const show = await cli(
+      ["outbox", "show", String(entry!.recipients[0]!.MessageID), "--json", "--bigint", "string"],
+      env,
+    );
+    expect(show.code).toBe(0);
+    const shown = JSON.parse(show.stdout) as { id: string; recipients: { MessageID: unknown }[] };
+    expect(shown.id).toBe(entry!.id);
+    expect(shown.recipients[0]!.MessageID).toBe(String(exact));
+
+    const bad = await cli(["outbox", "list", "--bigint", "text"], env);
+    expect(bad.code).toBe(2);
+    expect(bad.stderr).toMatch(/--bigint "text" is invalid: must be one of: number, string/);
+    expect(bad.stdout).toBe("");
+  });
+
+  it("--bigint takes exactly the service's forms, and names itself for anything else", async () => {
+    const { bigintOption } = await import("../src/cli/io.js");
+    const { BIGINT_FORMS } = await import("../src/server/integers.js");
+    fc.assert(
+      fc.property(fc.oneof(fc.string(), fc.constantFrom(...BIGINT_FORMS, "String", "", "number ")), (given) => {
+        if ((BIGINT_FORMS as readonly string[]).includes(given)) expect(bigintOption(given)).toBe(given);
+        else expect(() => bigintOption(given)).toThrow(/^--bigint .* is invalid: must be one of: number, string$/s);
+      }),
+    );
+    expect(bigintOption(undefined)).toBe("number");
   });
 });
 

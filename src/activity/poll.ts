@@ -55,6 +55,23 @@ export interface ActivityPoll {
 const SECONDS_PER_BLOCK = 12;
 const PAGE_SIZE = 50;
 
+/**
+ * Seconds between a host's polls. A timer waits at most 2^31 - 1 ms: Node turns a longer wait into 1 ms, which
+ * would poll without pause, so the longest interval is the longest wait a timer keeps (about 24.8 days).
+ */
+export const POLL_INTERVAL_SECONDS = { min: 1, max: Math.floor((2 ** 31 - 1) / 1000), default: 60 } as const;
+
+/**
+ * The wait between polls in milliseconds, from the seconds a host's user gave (a number or its text): within
+ * POLL_INTERVAL_SECONDS, the default when not a number at all.
+ */
+export function pollInterval(seconds: unknown): number {
+  const given = typeof seconds === "string" && seconds.trim() !== "" ? Number(seconds) : seconds;
+  const { min, max } = POLL_INTERVAL_SECONDS;
+  if (typeof given !== "number" || Number.isNaN(given)) return POLL_INTERVAL_SECONDS.default * 1000;
+  return Math.round(Math.min(max, Math.max(min, given)) * 1000);
+}
+
 /** The cursor's `target`: kind, addresses in lower case, token, filter. */
 export function targetKey(target: ActivityTarget): string {
   const address = target.kind === "chain" ? null : target.contract_address.toLowerCase();
@@ -109,10 +126,10 @@ async function pollChain(
   reorgDepth: number,
   maxRecords: number,
 ): Promise<ActivityPoll> {
-  const from =
-    current?.at?.block !== undefined
-      ? windowStart(current.at, reorgDepth).block
-      : (current?.from_block ?? target.start_block);
+  const resume = current?.at?.block !== undefined ? windowStart(current.at, reorgDepth).block : current?.from_block;
+  // The start block bounds every read, the re-read window included: nothing before it is ever new.
+  const start = target.start_block;
+  const from = resume === undefined ? start : start === undefined ? resume : Math.max(resume, start);
   if (from === undefined) {
     throw new ChainmailError("INVALID_INPUT", "Following the whole chain needs a start block.", {
       hint: "Set the start block: activity from that block on is new.",
@@ -131,7 +148,8 @@ async function pollChain(
   const read: TransactionRecord[] = [];
   let truncated = false;
   for await (const page of pagesWith<TransactionRecord>(nftTransactionsOnChain, { query }, {}, ctx)) {
-    read.push(...page.transactions);
+    // An upstream that answers a record before `from_block` does not get it through.
+    read.push(...page.transactions.filter((r) => !isBefore(r, { block: from, date: "" })));
     if (read.length >= maxRecords && page.continuation) {
       // Whole blocks only: the last block may go on in the next page; the next poll reads it again.
       const last = positionOf(read[read.length - 1]!).block;

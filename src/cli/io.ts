@@ -3,9 +3,13 @@ import { createReadStream } from "node:fs";
 import { setting } from "../core/env.js";
 import { ChainmailError } from "../core/errors.js";
 import { parseJson, stringifyJson } from "../core/json.js";
+import { BIGINT_FORMS, type BigintForm, inForm } from "../server/integers.js";
 
-/** Exit statuses: 0 success port fired, 1 error port fired, 2 usage error. */
-export const EXIT = { OK: 0, ERROR: 1, USAGE: 2 } as const;
+/**
+ * Exit statuses: 0 success port fired, 1 error port fired, 2 usage error, 3 an email batch of which no message was
+ * sent (`messages sent` fired, every result an error: a script must notice).
+ */
+export const EXIT = { OK: 0, ERROR: 1, USAGE: 2, NOTHING_SENT: 3 } as const;
 
 /** A command line the command cannot run (a missing or malformed flag): `invalid_input`, exit status 2. */
 export class UsageError extends ChainmailError {
@@ -23,6 +27,24 @@ export function required<T>(flag: string, value: T | undefined): T {
   if (value === undefined) throw new UsageError(`${flag} is required`);
   return value;
 }
+
+/** `--bigint <form>`: how JSON output writes integers beyond 2^53, as the service's `?bigint=` does. */
+export const BIGINT_FLAG = [
+  "--bigint <form>",
+  `integers beyond 2^53 (MessageIDs): ${BIGINT_FORMS.join(" or ")}; number (default) is a bare JSON integer with every digit, string its decimal digits in a string, which every JSON tool (jq) reads exactly`,
+] as const;
+
+/** The `--bigint` form asked for (default `number`). */
+export function bigintOption(value: string | undefined): BigintForm {
+  if (value === undefined) return "number";
+  if ((BIGINT_FORMS as readonly string[]).includes(value)) return value as BigintForm;
+  throw new UsageError(
+    `--bigint ${JSON.stringify(value.slice(0, 64))} is invalid: must be one of: ${BIGINT_FORMS.join(", ")}`,
+  );
+}
+
+/** `1 poll`, `2 polls`: a count and its noun. */
+export const plural = (n: number, noun: string): string => `${n} ${noun}${n === 1 ? "" : "s"}`;
 
 /** A flag's integer value from 0 to `max`; undefined when the flag was not given. */
 export function integerOption(
@@ -108,6 +130,7 @@ export async function write(text: string): Promise<void> {
   });
 }
 
-export async function printJson(value: unknown): Promise<void> {
-  await write(`${stringifyJson(value, 2)}\n`);
+/** Prints `value` as JSON (integers beyond 2^53 as strings with `bigint: "string"`). */
+export async function printJson(value: unknown, bigint: BigintForm = "number"): Promise<void> {
+  await write(`${stringifyJson(inForm(value, bigint), 2)}\n`);
 }

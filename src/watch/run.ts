@@ -13,6 +13,7 @@ import {
   type FollowContext,
   findFloor,
   fingerprintOf,
+  type Horizon,
   holdOffMs,
   horizonOf,
   isAfter,
@@ -48,6 +49,17 @@ export function customIdOf(rule: string, keys: readonly string[]): string {
   return `cw.${rule}.d${createHash("sha256").update(keys.join(",")).digest("hex").slice(0, 24)}`;
 }
 
+/** What the watch says of a rule that cannot start yet (logged once; a dry run says it too). */
+const WAITING_FOR_INDEX = "waiting to start the rule: the index has not seen the chain yet (run chainmail index)";
+
+/**
+ * Where a rule's last poll read: it could not start yet (`why`), or from `from` (`started`: it started at that
+ * poll, after that position).
+ */
+export type RuleRead =
+  | { waiting: true; why: string }
+  | { waiting: false; from: Horizon; started: Position | undefined };
+
 export interface WatchSummary {
   polls: number;
   /** Emails by final state over this run. */
@@ -75,6 +87,10 @@ export class WatchRun {
   private readonly holdOff = new Map<string, number>();
   /** Rules that cannot start yet (logged once). */
   private readonly waiting = new Set<string>();
+  /** Rules started at this poll: where each starts (records after it are mailed). */
+  private readonly started = new Map<string, Position>();
+  /** Where each rule's last poll read, by rule id. */
+  readonly reads = new Map<string, RuleRead>();
   private sendFailures = 0;
   private sendHoldOff = 0;
 
@@ -150,16 +166,14 @@ export class WatchRun {
     const floor = await findFloor(rule, follow);
     if (!floor) {
       if (!this.waiting.has(rule.id)) {
-        logger.warn(
-          { rule: rule.id },
-          "waiting to start the rule: the index has not seen the chain yet (run chainmail index)",
-        );
+        logger.warn({ rule: rule.id }, WAITING_FOR_INDEX);
       }
       this.waiting.add(rule.id);
       return undefined;
     }
     this.waiting.delete(rule.id);
     await this.store.startRule(rule.id, fingerprint, floor);
+    this.started.set(rule.id, floor);
     logger.info({ rule: rule.id, after_block: floor.block ?? null, after_date: floor.date }, "rule started");
     return this.store.ruleState(rule.id);
   }
@@ -167,8 +181,13 @@ export class WatchRun {
   /** Reads the rule's new records and takes them into the journal, batch by batch, oldest first. */
   private async poll(rule: Rule): Promise<void> {
     const state = await this.startedState(rule);
-    if (!state) return;
+    if (!state) {
+      this.reads.set(rule.id, { waiting: true, why: WAITING_FOR_INDEX });
+      return;
+    }
     const horizon = horizonOf(state.floor, state.read, this.ctx.follow.reorgDepth);
+    this.reads.set(rule.id, { waiting: false, from: horizon, started: this.started.get(rule.id) });
+    this.started.delete(rule.id);
     let from = horizon.block;
     let read = state.read;
     try {

@@ -17,10 +17,10 @@ import { parseWatchConfig, type WatchConfig } from "./config.js";
 import { openWatchStore } from "./db-store.js";
 import { DryRunStore } from "./dry-store.js";
 import { type FollowContext, Pacer } from "./follow.js";
-import { errorText, WatchRun, type WatchSummary } from "./run.js";
+import { errorText, type RuleRead, WatchRun, type WatchSummary } from "./run.js";
 import type { Mail, MailResult } from "./store.js";
 
-export { customIdOf, SEND_BATCH, type WatchSummary } from "./run.js";
+export { customIdOf, type RuleRead, SEND_BATCH, type WatchSummary } from "./run.js";
 
 export interface WatchOptions {
   /** The configuration: the parsed JSON of a watch file (checked here), or an already checked one. */
@@ -99,12 +99,28 @@ export interface PreviewEmail {
   message: EmailMessage;
 }
 
+/** A rule in a dry run: where its read started (or that it cannot start yet), and what it would mail. */
+export interface RulePreview {
+  rule: string;
+  read: RuleRead | undefined;
+  /** Records the emails of this rule carry, and how many emails. */
+  records: number;
+  emails: number;
+}
+
 /**
  * `--dry-run`: the emails the next poll would send, without writing or sending anything: the same run as `watch()`
  * over a store whose writes stay in memory. A rule with saved state shows its new records; a rule that never ran
  * shows what the records of its newest `reorg_depth` blocks would give, as a preview of its template.
  */
 export async function previewWatch(options: Omit<WatchOptions, "once" | "logger">): Promise<PreviewEmail[]> {
+  return (await dryRunWatch(options)).emails;
+}
+
+/** The dry run with what each rule did: what `chainmail watch --dry-run` reports, one line per rule. */
+export async function dryRunWatch(
+  options: Omit<WatchOptions, "once" | "logger">,
+): Promise<{ emails: PreviewEmail[]; rules: RulePreview[] }> {
   const env = options.env ?? process.env;
   const watchConfig = parseWatchConfig(options.config, env.NFT_SOURCE);
   const { config, store: where } = settingsOf(watchConfig, env);
@@ -127,7 +143,12 @@ export async function previewWatch(options: Omit<WatchOptions, "once" | "logger"
   } finally {
     await store.close();
   }
-  return out;
+  const rules = watchConfig.rules.map((rule) => {
+    const mine = out.filter((email) => email.rule === rule.id);
+    const records = mine.reduce((sum, email) => sum + email.records, 0);
+    return { rule: rule.id, read: run.reads.get(rule.id), records, emails: mine.length };
+  });
+  return { emails: out, rules };
 }
 
 /** One email of the watch's journal, as `chainmail watch status` shows it. */

@@ -12,7 +12,14 @@ import type { AnyNode } from "../core/node.js";
 import type { UpstreamPool } from "../core/upstream-pool.js";
 import { nftSources } from "../sources/catalog.js";
 
-export { type ActivityCursor, type ActivityTarget, pollActivity, targetKey } from "../activity/poll.js";
+export {
+  type ActivityCursor,
+  type ActivityTarget,
+  POLL_INTERVAL_SECONDS,
+  pollActivity,
+  pollInterval,
+  targetKey,
+} from "../activity/poll.js";
 export type { Config } from "../core/config.js";
 export { ChainmailError, type ErrorPayload, toErrorPayload } from "../core/errors.js";
 export { scrub } from "../core/http.js";

@@ -25,6 +25,7 @@ import {
   nftTransactionsOnChain,
   PageError,
   pollActivity,
+  pollInterval,
   portableNftSources,
   runNodeWith,
   scrub,
@@ -240,7 +241,7 @@ function startActivity(
     writeFileSync(`${file}.tmp`, JSON.stringify(cursor));
     renameSync(`${file}.tmp`, file);
   };
-  const intervalMs = Math.max(1, Number(def.interval ?? 60)) * 1000;
+  const intervalMs = pollInterval(def.interval);
   let timer: NodeJS.Timeout | undefined;
   let closed = false;
   const poll = async () => {

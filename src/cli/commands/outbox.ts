@@ -2,10 +2,11 @@
 import type { Command } from "commander";
 import { defaultConfig } from "../../core/config.js";
 import { findInOutbox, listOutbox } from "../../transports/outbox/store.js";
-import { EXIT, printJson, write } from "../io.js";
+import { BIGINT_FLAG, bigintOption, EXIT, printJson, write } from "../io.js";
 
 interface DirOption {
   dir?: string;
+  bigint?: string;
 }
 
 export function registerOutbox(program: Command): void {
@@ -16,8 +17,10 @@ export function registerOutbox(program: Command): void {
     .command("list")
     .description("Print the outbox index as JSON, oldest first: id, date, from, to, cc, bcc, subject, custom id")
     .option("--dir <path>", "the outbox directory (default: OUTBOX_DIR)")
+    .option(...BIGINT_FLAG)
     .action(async (options: DirOption) => {
-      await printJson(await listOutbox(options.dir ?? defaultConfig().outboxDir));
+      const bigint = bigintOption(options.bigint);
+      await printJson(await listOutbox(options.dir ?? defaultConfig().outboxDir), bigint);
     });
   outbox
     .command("show")
@@ -25,7 +28,9 @@ export function registerOutbox(program: Command): void {
     .argument("<id>", "the outbox id, the Message-ID, or a recipient's MessageUUID or MessageID")
     .option("--dir <path>", "the outbox directory (default: OUTBOX_DIR)")
     .option("--json", "print the index entry (recipients, ids, Bcc) instead of the message")
+    .option(...BIGINT_FLAG)
     .action(async (id: string, options: DirOption & { json?: boolean }) => {
+      const bigint = bigintOption(options.bigint);
       const dir = options.dir ?? defaultConfig().outboxDir;
       const found = await findInOutbox(dir, id);
       if (!found) {
@@ -33,7 +38,7 @@ export function registerOutbox(program: Command): void {
         process.exitCode = EXIT.ERROR;
         return;
       }
-      if (options.json) await printJson(found.entry);
+      if (options.json) await printJson(found.entry, bigint);
       else await write(found.eml.toString("utf8"));
     });
 }

@@ -42,8 +42,7 @@ export function registerRun(program: Command): void {
           const { runNode } = await import("../../core/node.js");
           const output = await runNode(node, input);
           await printJson(output);
-          // A partly failed email batch fires both `messages sent` and `error`: that is a failure (exit 1).
-          process.exitCode = node.successPort in output && output.error === undefined ? EXIT.OK : EXIT.ERROR;
+          process.exitCode = exitStatusOf(node, output);
           return;
         }
         process.exitCode = await runAllPages(node, input as Record<string, unknown>, limit);
@@ -52,6 +51,16 @@ export function registerRun(program: Command): void {
         await closeNftSources();
       }
     });
+}
+
+/** The exit status of one run by the ports that fired. */
+function exitStatusOf(node: AnyNode, output: Record<string, unknown>): number {
+  // A partly failed email batch fires both `messages sent` and `error`: that is a failure (exit 1).
+  if (!(node.successPort in output) || output.error !== undefined) return EXIT.ERROR;
+  // Every message of a batch failed on its own (each result `Status: "error"`): nothing went out.
+  const results = (output["messages sent"] as { Messages?: { Status?: unknown }[] } | undefined)?.Messages;
+  if (results?.length && results.every((result) => result.Status !== "success")) return EXIT.NOTHING_SENT;
+  return EXIT.OK;
 }
 
 /**

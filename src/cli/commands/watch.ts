@@ -3,8 +3,8 @@ import type { Command } from "commander";
 import { ChainmailError } from "../../core/errors.js";
 import { parseJson, stringifyJson } from "../../core/json.js";
 import type { Logger } from "../../core/node.js";
-import type { WatchSummary } from "../../watch/watch.js";
-import { EXIT, printJson, readTextFile, required, UsageError, write } from "../io.js";
+import type { RulePreview, WatchSummary } from "../../watch/watch.js";
+import { EXIT, plural, printJson, readTextFile, required, UsageError, write } from "../io.js";
 
 /** A watch file is a few rules: anything larger is a mistake (or hostile) and is not read. */
 const MAX_CONFIG_BYTES = 1024 * 1024;
@@ -43,13 +43,16 @@ async function failed(err: unknown): Promise<void> {
 async function runWatch(options: { config?: string; dryRun?: boolean; once?: boolean }): Promise<void> {
   const configPath = requireConfig(options);
   const config = await readConfig(configPath);
-  const { previewWatch, watch } = await import("../../watch/watch.js");
+  const { dryRunWatch, watch } = await import("../../watch/watch.js");
   const controller = new AbortController();
   const stopOnSignals = onSignals(controller);
   try {
     if (options.dryRun) {
-      for (const email of await previewWatch({ config, signal: controller.signal })) {
-        await write(`${stringifyJson(email)}\n`);
+      const { emails, rules } = await dryRunWatch({ config, signal: controller.signal });
+      for (const email of emails) await write(`${stringifyJson(email)}\n`);
+      // Never silent: each rule says where it reads and what it would mail (or why it cannot start yet).
+      for (const rule of rules) {
+        process.stderr.write(`chainmail watch: ${rulePreviewText(rule)}\n`);
       }
       process.exitCode = EXIT.OK;
       return;
@@ -81,10 +84,33 @@ function onSignals(controller: AbortController): () => void {
   return () => process.off("SIGINT", onSignal).off("SIGTERM", onSignal).off("SIGHUP", onSignal);
 }
 
+/** A read position for people: its block, and its date for records without a block. */
+function placeText(at: { block: number | undefined; date: string }): string {
+  const block = at.block !== undefined && at.block >= 0 ? `block ${at.block}` : "";
+  if (!at.date) return block;
+  return block ? `${block} (${at.date}Z for records without a block)` : `${at.date}Z`;
+}
+
+/** One dry-run line of a rule: where it starts or reads on from, and how many records it would mail. */
+function rulePreviewText(preview: RulePreview): string {
+  const { read } = preview;
+  const rule = `rule ${preview.rule}`;
+  if (!read) return `${rule}: not read (stopped)`;
+  if (read.waiting) return `${rule}: ${read.why}; nothing to mail`;
+  const mails = preview.emails
+    ? `would mail ${plural(preview.records, "record")} in ${plural(preview.emails, "email")}`
+    : "nothing to mail";
+  const from = placeText(read.from) || "its first record";
+  if (!read.started) return `${rule}: saved state: reads on from ${from}: ${mails}`;
+  const start = placeText(read.started);
+  const starts = start ? `the watch would mail what comes after ${start}` : "it has no records yet: all to come is new";
+  return `${rule}: new (no saved state): ${starts}; this preview reads its newest records, from ${from}: ${mails}`;
+}
+
 /** Says how the run went on stderr; its exit status. */
 function reportSummary(summary: WatchSummary, configPath: string): number {
   process.stderr.write(
-    `chainmail watch: stopped after ${summary.polls} polls: ${summary.sent} sent, ${summary.failed} failed, ${summary.unknown} delivery unknown, ${summary.retrying} waiting to be sent again\n`,
+    `chainmail watch: stopped after ${plural(summary.polls, "poll")}: ${summary.sent} sent, ${summary.failed} failed, ${summary.unknown} delivery unknown, ${summary.retrying} waiting to be sent again\n`,
   );
   // Emails that did not go out in this run are a failure of the run, whatever else went well.
   if (summary.failed + summary.unknown + summary.retrying === 0) return EXIT.OK;
