@@ -184,10 +184,13 @@ const RECEIPTS_BATCH = 100;
 
 /**
  * How an endpoint is asked for a block's receipts: `eth_getBlockReceipts` by hash, by number, or each transaction's
- * receipt. Learnt from its first refusal and kept, so that each later block costs one call, not a refused one first.
+ * receipt. Learnt from its first read (the reads meanwhile wait for it) and kept: each later block then costs one
+ * call, not a refused one first.
  */
 type ReceiptsBy = "hash" | "number" | "transaction";
 const receiptsBy = new WeakMap<RpcClient, ReceiptsBy>();
+/** An endpoint's first receipts read, while it learns how they are asked: the reads at the same time wait for it. */
+const firstRead = new WeakMap<RpcClient, Promise<unknown>>();
 
 /**
  * The watched logs of a block, from its receipts. Receipts hold every log of their transaction, so they show a block
@@ -198,6 +201,23 @@ const receiptsBy = new WeakMap<RpcClient, ReceiptsBy>();
  * other refusal stops the run, naming the block.
  */
 export async function readReceipts(rpc: RpcClient, header: Header, watch: Watch): Promise<WholeBlock> {
+  const first = firstRead.get(rpc);
+  if (first) await first;
+  else {
+    const read = receiptsOf(rpc, header, watch);
+    firstRead.set(
+      rpc,
+      read.then(
+        () => undefined,
+        () => undefined,
+      ),
+    );
+    return read;
+  }
+  return receiptsOf(rpc, header, watch);
+}
+
+async function receiptsOf(rpc: RpcClient, header: Header, watch: Watch): Promise<WholeBlock> {
   const block = hexToNumber(header.number);
   let by = receiptsBy.get(rpc) ?? "hash";
   let receipts: unknown;
@@ -210,6 +230,7 @@ export async function readReceipts(rpc: RpcClient, header: Header, watch: Watch)
         by === "transaction"
           ? await transactionReceipts(rpc, header.transactions ?? [])
           : await rpc.call("eth_getBlockReceipts", [by === "hash" ? header.hash : toHex(block)]);
+      receiptsBy.set(rpc, by);
       break;
     } catch (err) {
       if (!(err instanceof RpcError)) throw err;
@@ -224,7 +245,6 @@ export async function readReceipts(rpc: RpcClient, header: Header, watch: Watch)
       const next = by === "hash" && refused ? "number" : perTransaction ? "transaction" : undefined;
       if (next === undefined) throw receiptsRefused(rpc.origin, block, err);
       by = next;
-      receiptsBy.set(rpc, by);
     }
   }
   if (!Array.isArray(receipts)) {
