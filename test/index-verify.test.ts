@@ -11,13 +11,17 @@
  * And the extra calls each option costs, counted.
  */
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { loadConfig } from "../src/core/config.js";
 import { createActivity, createBulkActivity } from "../src/demo/activity.js";
-import { deployAll } from "../src/demo/contracts.js";
+import { type Deployed, deployAll } from "../src/demo/contracts.js";
 import { type DevChain, startAnvil } from "../src/demo/devchain.js";
+import { type Header, readReceipts, Watch } from "../src/sources/index/completeness.js";
+import { TOPIC } from "../src/sources/index/decode.js";
 import { indexChain } from "../src/sources/index/indexer.js";
+import { RpcClient } from "../src/sources/index/rpc.js";
 import type { ActivityRow } from "../src/sources/index/store.js";
 import { allRows, FAST_RETRIES as FAST } from "./faults-chain.js";
-import { runCli } from "./helpers.js";
+import { runCli, testConfig } from "./helpers.js";
 import { type IndexBackend, openBackend } from "./index-backend.js";
 import { type Faults, startFaultyRpc } from "./upstreams/faulty-rpc.js";
 import { startJsonRpcProxy } from "./upstreams/jsonrpc.js";
@@ -25,6 +29,8 @@ import { startJsonRpcProxy } from "./upstreams/jsonrpc.js";
 let anvil: DevChain;
 let backend: IndexBackend;
 let baseline: ActivityRow[];
+let deployed: Deployed;
+let options: { seaport: string[]; ethTokens: string[]; priceFeed: string };
 let flags: string[];
 /** The block the faulty backend is part-way through: 300 mints in one transaction. */
 let partialBlock: number;
@@ -35,13 +41,13 @@ let head: number;
 beforeAll(async () => {
   backend = await openBackend("verify");
   anvil = await startAnvil();
-  const deployed = await deployAll(anvil.rpcUrl);
+  deployed = await deployAll(anvil.rpcUrl);
   await createActivity(anvil.rpcUrl, deployed);
   // Two blocks of 300 mints, one transaction each: the first is the partial one.
   partialBlock = (await createBulkActivity(anvil.rpcUrl, deployed, 600, 300)).blocks[0];
   // A block of 1,200: past a cap of 1,000, where only its receipts tell.
   capBlock = (await createBulkActivity(anvil.rpcUrl, deployed, 1_200, 1_200)).blocks[0];
-  const options = { seaport: [deployed.seaport], ethTokens: [deployed.weth], priceFeed: deployed.priceFeed };
+  options = { seaport: [deployed.seaport], ethTokens: [deployed.weth], priceFeed: deployed.priceFeed };
   flags = ["--seaport", deployed.seaport, "--eth-tokens", deployed.weth, "--price-feed", deployed.priceFeed];
   const db = await backend.target("baseline");
   head = (await indexChain({ rpcUrl: anvil.rpcUrl, dbPath: db, follow: false, ...options })).lastBlock;
@@ -152,6 +158,26 @@ describe("a node that takes eth_getBlockReceipts by block number only", () => {
     expect(run.rows).toEqual(baseline);
   });
 
+  it("takes receipts of another block than the header's, asked by number, as the chain moved: read again", async () => {
+    const proxy = await startFaultyRpc(anvil.rpcUrl, { receiptsByNumberOnly: true });
+    try {
+      const config = testConfig();
+      const rpc = new RpcClient(proxy.url, { pool: config.pool, timeoutMs: 5_000, retry: config.indexRpc.retry });
+      const header = await rpc.call<Header>("eth_getBlockByNumber", [`0x${capBlock.toString(16)}`, false]);
+      const watch = new Watch([TOPIC.transfer], undefined);
+      expect(await readReceipts(rpc, header, watch)).toMatchObject({ logs: { length: 1_200 } });
+      // The header read before a reorg replaced the block: its receipts, asked by number, are the new block's.
+      const replaced = { ...header, hash: `0x${"ab".repeat(32)}` };
+      expect(await readReceipts(rpc, replaced, watch)).toEqual({
+        incomplete: `asked by number, it answered receipts of block ${header.hash}, not of the header's ${replaced.hash}: the chain moved under the read`,
+      });
+      // Learnt at the first read: the second is asked by number at once.
+      expect(proxy.struck["receipts by hash refused"]).toBe(1);
+    } finally {
+      await proxy.close();
+    }
+  });
+
   it("stops naming the block where the node serves its receipts no way at all, keeping every block before it", async () => {
     const refuseMethods = ["eth_getBlockReceipts", "eth_getTransactionReceipt"];
     const run = await indexThrough("no_receipts", { truncateAt: 1_000, refuseMethods }, () => []);
@@ -228,5 +254,48 @@ describe("--verify-rpc at the command line", () => {
     ]);
     expect(same.code).toBe(2);
     expect(same.stderr).toMatch(/--verify-rpc is invalid: names the endpoint being indexed/);
+  });
+});
+
+// Last: it adds a block to the chain.
+describe("following the head with the library's verifyHead", () => {
+  it("indexes a fresh block whose logs a backend answers in part whole, as it arrives", async () => {
+    const next = head + 1;
+    const proxy = await startFaultyRpc(anvil.rpcUrl, { partialBlock: { block: next, keep: 2 } });
+    const db = await backend.target("follow");
+    const stop = new AbortController();
+    let reached = -1;
+    const follower = indexChain({
+      rpcUrl: proxy.url,
+      dbPath: db,
+      follow: true,
+      pollIntervalMs: 100,
+      signal: stop.signal,
+      config: loadConfig(FAST),
+      verifyHead: true,
+      onProgress: (p) => {
+        reached = Math.max(reached, p.block);
+      },
+      ...options,
+    });
+    const until = async (block: number) => {
+      for (let i = 0; i < 600 && reached < block; i++) await new Promise((r) => setTimeout(r, 50));
+      expect(reached).toBeGreaterThanOrEqual(block);
+    };
+    try {
+      await until(head);
+      expect((await createBulkActivity(anvil.rpcUrl, deployed, 300, 300)).blocks[0]).toBe(next);
+      await until(next);
+    } finally {
+      stop.abort();
+      await follower;
+      await proxy.close();
+    }
+    const straight = await backend.target("follow_baseline");
+    await indexChain({ rpcUrl: anvil.rpcUrl, dbPath: straight, follow: false, ...options });
+    const expected = await allRows(straight);
+    expect(inBlock(expected, next)).toHaveLength(300);
+    expect(proxy.struck["partial block"]).toBeGreaterThan(0);
+    expect((await allRows(db)).filter((r) => r.block_number <= next)).toEqual(expected);
   });
 });
