@@ -8,6 +8,8 @@
  *   `eth_getBlockReceipts` by block number only;
  * - with --verify-rpc, nothing is lost: the block is read again until the two endpoints agree, and where they never
  *   do, the run stops naming the block, nothing of it stored; a second endpoint that is down stops the run, named.
+ * - following the head with the library's `verifyHead`, a fresh block answered in part is indexed whole as it arrives;
+ * - receipts asked by number that are of another block than the header's are taken as the chain moving.
  * And the extra calls each option costs, counted.
  */
 import { afterAll, beforeAll, describe, expect, it } from "vitest";

@@ -263,7 +263,7 @@ function secondFailed(origin: string, from: number, to: number, err: unknown): u
       : err.shortMessage;
   return new ChainmailError(
     err instanceof RpcError ? "UPSTREAM_REJECTED" : err.code,
-    `The second JSON-RPC endpoint (--verify-rpc) at ${origin} could not be read for blocks ${from}-${to}: ${said.replace(/\.?$/, ".")} The index stops there rather than keep blocks near the head that it did not check.`,
+    `The second JSON-RPC endpoint (--verify-rpc) at ${origin} could not be read for ${from === to ? `block ${from}` : `blocks ${from}-${to}`}: ${said.replace(/\.?$/, ".")} The index stops there rather than keep blocks near the head that it did not check.`,
     {
       hint: "Bring that endpoint back or name another with --verify-rpc; without it, blocks near the head are kept as the indexed endpoint shows them.",
       details: {
