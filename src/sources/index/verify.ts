@@ -195,7 +195,8 @@ export class HeadVerifier {
       if (ours !== (their?.logs ?? 0)) {
         return { block: n, said: `${where} answered ${their?.logs ?? 0} watched logs for it, this one ${ours}` };
       }
-      const hash = range.blocks.get(n);
+      // The answer's hash of the block, else (its logs taken from its receipts) the header's.
+      const hash = range.blocks.get(n) ?? range.headers.get(n)?.hash.toLowerCase();
       if (their && their.hash !== hash) {
         return { block: n, said: `${where} has it as ${their.hash}, this one as ${hash}` };
       }
