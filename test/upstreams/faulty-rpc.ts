@@ -13,7 +13,9 @@
  * - an endpoint that refuses batches: HTTP 413, -32600 "batch size exceeded";
  * - bursts of HTTP 429 without Retry-After;
  * - the range caps of Alchemy, Infura, QuickNode and geth-based nodes, in their words (provider-errors.ts);
- * - a node without some methods (`eth_getBlockReceipts`: -32601, as geth words it).
+ * - a node without some methods (`eth_getBlockReceipts`: -32601, as geth words it);
+ * - a backend part-way through a fresh block: only its first logs, by range and by block hash alike;
+ * - a node whose `eth_getBlockReceipts` takes a block number only (-32602 to a block hash).
  * Faults are drawn from a seeded generator, so that a property test's schedule replays exactly.
  */
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from "node:http";
@@ -50,6 +52,15 @@ export interface Faults {
   refuseMethods?: string[];
   /** Seed of the fault draws. */
   seed?: number;
+  // --- Partial blocks and receipts by number (--verify-head, --verify-rpc): see the end of this file. ---
+  /**
+   * A backend part-way through block `block`: only its first `keep` logs are answered, by range and by block hash,
+   * for `ms` after the client's first call (for ever when unset).
+   */
+  partialBlock?: PartialBlock;
+  /** `eth_getBlockReceipts` takes a block number only: a block hash is refused with -32602, as geth words it. */
+  receiptsByNumberOnly?: boolean;
+  // --- end of partial blocks and receipts by number ---
 }
 
 export interface FaultyRpc {
@@ -143,6 +154,10 @@ export async function startFaultyRpc(target: string, faults: Faults): Promise<Fa
       return error(-32601, `the method ${call.method} does not exist/is not available`);
     }
     if (call.method === "eth_getBlockReceipts") {
+      if (faults.receiptsByNumberOnly && refusesHash(call.params)) {
+        strike("receipts by hash refused");
+        return error(-32602, RECEIPTS_BY_NUMBER_ONLY);
+      }
       const receipts = await rpc<{ blockNumber: string }[] | null>(call.method, call.params);
       if (receipts?.[0] && behind && lagging(Number(receipts[0].blockNumber))) {
         strike("lag: null receipts");
@@ -190,6 +205,7 @@ export async function startFaultyRpc(target: string, faults: Faults): Promise<Fa
       strike("truncated");
       result = result.slice(0, faults.truncateAt);
     }
+    if (result && faults.partialBlock) result = partial(faults.partialBlock, result, started, strike);
     return reply(result);
   };
 
@@ -326,3 +342,31 @@ function capRefusal(call: RpcMessage, cap: { provider: CapProvider; blocks: numb
       return error(-32000, `exceed maximum block range: ${cap.blocks}`);
   }
 }
+
+// --- Partial blocks and receipts by number (--verify-head, --verify-rpc) ---
+
+export interface PartialBlock {
+  block: number;
+  keep: number;
+  ms?: number;
+}
+
+/** geth's words for a block hash given where a block number is taken. */
+const RECEIPTS_BY_NUMBER_ONLY = "invalid argument 0: hex number > 64 bits";
+
+/** Whether `eth_getBlockReceipts` was asked by block hash (32 bytes) rather than by number or tag. */
+function refusesHash(params: unknown[]): boolean {
+  return typeof params[0] === "string" && /^0x[0-9a-f]{64}$/i.test(params[0]);
+}
+
+/** An `eth_getLogs` answer with only the first `keep` logs of the partial block, while it is partial. */
+function partial(fault: PartialBlock, logs: unknown[], since: number | undefined, strike: (f: string) => void) {
+  if (fault.ms !== undefined && since !== undefined && Date.now() >= since + fault.ms) return logs;
+  let kept = 0;
+  const out = logs.filter(
+    (log) => Number((log as { blockNumber: string }).blockNumber) !== fault.block || kept++ < fault.keep,
+  );
+  if (out.length < logs.length) strike("partial block");
+  return out;
+}
+// --- end of partial blocks and receipts by number ---

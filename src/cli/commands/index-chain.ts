@@ -1,4 +1,7 @@
-/** `chainmail index --rpc <url> [--contracts a,b] [--from-block N] [--db path] [--safe-depth N] …` */
+/**
+ * `chainmail index --rpc <url> [--contracts a,b] [--from-block N] [--db path] [--safe-depth N] [--verify-head]
+ * [--verify-rpc <url>] …`
+ */
 import { setFlagsFromString } from "node:v8";
 import type { Command } from "commander";
 import { defaultConfig } from "../../core/config.js";
@@ -17,6 +20,8 @@ interface IndexOptions {
   ethTokens?: string;
   once?: boolean;
   concurrency?: string;
+  verifyHead?: boolean;
+  verifyRpc?: string;
 }
 
 interface MigrateOptions {
@@ -60,6 +65,14 @@ export function registerIndexChain(program: Command): void {
     .option("--eth-tokens <addr,...>", "ERC-20 tokens worth one ETH (like WETH) besides the mainnet ones")
     .option("--concurrency <n>", `block ranges read at once while catching up, 1 to ${MAX_CONCURRENCY} (default 4)`)
     .option("--once", "stop at the head instead of following the chain")
+    .option(
+      "--verify-head",
+      "check the logs of each block near the head against its receipts (one eth_getBlockReceipts per such block)",
+    )
+    .option(
+      "--verify-rpc <url>",
+      "a second JSON-RPC endpoint that must agree on the logs of each block near the head (one eth_getLogs per range)",
+    )
     .action(async (options: IndexOptions) => {
       const config = defaultConfig();
       const rpcUrl = options.rpc ?? config.indexRpc.url;
@@ -80,6 +93,10 @@ export function registerIndexChain(program: Command): void {
       if (concurrency === 0) {
         throw new UsageError(`--concurrency 0 is invalid: must be an integer from 1 to ${MAX_CONCURRENCY}`);
       }
+      const verifyRpcUrl = options.verifyRpc;
+      const { verifyRpcProblem } = await import("../../sources/index/verify.js");
+      const verifyProblem = verifyRpcUrl === undefined ? undefined : verifyRpcProblem(verifyRpcUrl, rpcUrl);
+      if (verifyProblem) throw new UsageError(`--verify-rpc is invalid: ${verifyProblem}`);
       const dbPath = options.db ?? config.indexDb;
 
       const stop = new AbortController();
@@ -112,6 +129,8 @@ export function registerIndexChain(program: Command): void {
           ...(priceFeed ? { priceFeed: priceFeed[0]! } : {}),
           ...(seaport ? { seaport } : {}),
           ...(ethTokens ? { ethTokens } : {}),
+          ...(options.verifyHead ? { verifyHead: true } : {}),
+          ...(verifyRpcUrl !== undefined ? { verifyRpcUrl } : {}),
           ...(progress ? { onProgress: progress } : {}),
           onNotice: (message) => process.stderr.write(`${progress ? "\n" : ""}chainmail index: ${message}\n`),
           onWriter: (state) => {

@@ -21,9 +21,9 @@ import { setTimeout as sleep } from "node:timers/promises";
 import { ChainmailError } from "../../core/errors.js";
 import { type BloomBits, BloomBuilder, bloomBits, bloomHas, isBloom } from "./bloom.js";
 import type { RawLog } from "./decode.js";
-import { isMethodMissing, isUnknownBlock } from "./provider-errors.js";
+import { isInvalidArgument, isMethodMissing, isUnknownBlock } from "./provider-errors.js";
 import type { ResultSlices } from "./result-slices.js";
-import { RPC_UPSTREAM, type RpcClient, RpcError } from "./rpc.js";
+import { hexToNumber, RPC_UPSTREAM, type RpcClient, RpcError, toHex } from "./rpc.js";
 import { seconds } from "./rpc-retry.js";
 
 /**
@@ -34,8 +34,11 @@ import { seconds } from "./rpc-retry.js";
 export const KNOWN_CAPS: readonly number[] = [1_000, 10_000, 20_000];
 /** Answers of fewer logs are not taken for cut off by their length alone: no provider caps that low. */
 const CUT_FLOOR = 500;
-/** Blocks this close to the head are checked one by one against their headers: where lagging backends bite. */
-const HEAD_CHECK_DEPTH = 64;
+/**
+ * Blocks this close to the head are checked one by one against their headers: where lagging backends bite (and
+ * where `--verify-head` and `--verify-rpc` check them further, verify.ts).
+ */
+export const HEAD_CHECK_DEPTH = 64;
 
 export interface Header {
   number: string;
@@ -143,7 +146,7 @@ function lastBlock(shape: AnswerShape): number {
 }
 
 /** A block read whole: its logs, or why the node's answer is not all of them (yet). */
-type WholeBlock = { logs: RawLog[] } | { incomplete: string };
+export type WholeBlock = { logs: RawLog[] } | { incomplete: string };
 
 /** Reads every log of a block by its hash and checks their bloom against the header's. */
 async function readWholeBlock(rpc: RpcClient, header: Header): Promise<WholeBlock> {
@@ -180,21 +183,69 @@ async function readWholeBlock(rpc: RpcClient, header: Header): Promise<WholeBloc
 const RECEIPTS_BATCH = 100;
 
 /**
- * The watched logs of a block, from its receipts: `eth_getBlockReceipts` by the block's hash, or, where the node
- * lacks that method, each transaction's receipt. Receipts hold every log of their transaction, so they show a block
- * complete where its `eth_getLogs` answer stopped at a cap; they must all be of this block, one per transaction.
+ * How an endpoint is asked for a block's receipts: `eth_getBlockReceipts` by hash, by number, or each transaction's
+ * receipt. Learnt from its first read (the reads meanwhile wait for it) and kept: each later block then costs one
+ * call, not a refused one first.
  */
-async function readReceipts(rpc: RpcClient, header: Header, watch: Watch): Promise<WholeBlock> {
+type ReceiptsBy = "hash" | "number" | "transaction";
+const receiptsBy = new WeakMap<RpcClient, ReceiptsBy>();
+/** An endpoint's first receipts read, while it learns how they are asked: the reads at the same time wait for it. */
+const firstRead = new WeakMap<RpcClient, Promise<unknown>>();
+
+/**
+ * The watched logs of a block, from its receipts. Receipts hold every log of their transaction, so they show a block
+ * complete where its `eth_getLogs` answer stopped at a cap or left logs out; they must all be of this block, one per
+ * transaction. Asked by the block's hash (`eth_getBlockReceipts`); by its number where the node takes only a number
+ * there (-32602 to a hash): a receipt of another block than the header's then means the chain moved under the read,
+ * and the block is read again; each transaction's receipt where the node lacks the method or takes neither. Any
+ * other refusal stops the run, naming the block.
+ */
+export async function readReceipts(rpc: RpcClient, header: Header, watch: Watch): Promise<WholeBlock> {
+  const first = firstRead.get(rpc);
+  if (first) await first;
+  else {
+    const read = receiptsOf(rpc, header, watch);
+    firstRead.set(
+      rpc,
+      read.then(
+        () => undefined,
+        () => undefined,
+      ),
+    );
+    return read;
+  }
+  return receiptsOf(rpc, header, watch);
+}
+
+async function receiptsOf(rpc: RpcClient, header: Header, watch: Watch): Promise<WholeBlock> {
+  const block = hexToNumber(header.number);
+  let by = receiptsBy.get(rpc) ?? "hash";
   let receipts: unknown;
-  try {
-    receipts = await rpc.call("eth_getBlockReceipts", [header.hash]);
-  } catch (err) {
-    if (!(err instanceof RpcError)) throw err;
-    if (isUnknownBlock(err.rpcMessage)) {
-      return { incomplete: `it answered "${err.rpcMessage}" for the block's receipts` };
+  for (;;) {
+    if (by === "transaction" && !Array.isArray(header.transactions)) {
+      return { incomplete: "its header lists no transactions to read the receipts of" };
     }
-    if (!isMethodMissing(err.code, err.rpcMessage) || !Array.isArray(header.transactions)) throw err;
-    receipts = await transactionReceipts(rpc, header.transactions);
+    try {
+      receipts =
+        by === "transaction"
+          ? await transactionReceipts(rpc, header.transactions ?? [])
+          : await rpc.call("eth_getBlockReceipts", [by === "hash" ? header.hash : toHex(block)]);
+      receiptsBy.set(rpc, by);
+      break;
+    } catch (err) {
+      if (!(err instanceof RpcError)) throw err;
+      if (isUnknownBlock(err.rpcMessage)) {
+        return { incomplete: `it answered "${err.rpcMessage}" for the block's receipts` };
+      }
+      const refused = isInvalidArgument(err.code, err.rpcMessage);
+      const perTransaction =
+        by !== "transaction" &&
+        (refused || isMethodMissing(err.code, err.rpcMessage)) &&
+        Array.isArray(header.transactions);
+      const next = by === "hash" && refused ? "number" : perTransaction ? "transaction" : undefined;
+      if (next === undefined) throw receiptsRefused(rpc.origin, block, err);
+      by = next;
+    }
   }
   if (!Array.isArray(receipts)) {
     return { incomplete: `it answered ${receipts === null ? "null" : typeof receipts} for the block's receipts` };
@@ -209,7 +260,12 @@ async function readReceipts(rpc: RpcClient, header: Header, watch: Watch): Promi
     const blockHash = receipt?.blockHash;
     if (typeof blockHash !== "string" || blockHash.toLowerCase() !== hash) {
       const which = typeof blockHash === "string" ? blockHash.slice(0, 66) : typeof blockHash;
-      return { incomplete: `asked for the block's receipts, it answered a receipt of block ${which}` };
+      return {
+        incomplete:
+          by === "number"
+            ? `asked by number, it answered receipts of block ${which}, not of the header's ${hash}: the chain moved under the read`
+            : `asked for the block's receipts, it answered a receipt of block ${which}`,
+      };
     }
     if (!Array.isArray(receipt.logs)) return { incomplete: "it answered a receipt without logs" };
     for (const log of receipt.logs as RawLog[]) if (watch.matches(log)) logs.push(log);
@@ -227,6 +283,19 @@ async function transactionReceipts(rpc: RpcClient, hashes: unknown[]): Promise<u
     out.push(...results);
   }
   return out;
+}
+
+/** A node that refuses a block's receipts every way they can be asked: the run stops, naming the block. */
+function receiptsRefused(origin: string, block: number, err: RpcError): ChainmailError {
+  const said = `${err.method}: ${err.rpcMessage} (JSON-RPC code ${err.code}${err.status === 200 ? "" : `, HTTP ${err.status}`})`;
+  return new ChainmailError(
+    "UPSTREAM_REJECTED",
+    `The JSON-RPC node at ${origin} refused the receipts of block ${block}: ${said}.`,
+    {
+      hint: "Receipts are read for a block whose logs answer sits at a provider's cap, and with --verify-head for blocks near the head: use an endpoint that serves eth_getBlockReceipts or eth_getTransactionReceipt.",
+      details: { upstream: RPC_UPSTREAM, rpc_code: err.code, method: err.method, block },
+    },
+  );
 }
 
 /** A range to read again as two, apart at `cut`: its answer was cut off silently. */

@@ -30,6 +30,16 @@ export interface LogFilter {
   addresses: string[] | undefined;
 }
 
+/** The `eth_getLogs` filter object for `[from, to]`. */
+export function logsFilter(filter: LogFilter, from: number, to: number): Record<string, unknown> {
+  return {
+    fromBlock: toHex(from),
+    toBlock: toHex(to),
+    topics: [filter.topics],
+    ...(filter.addresses ? { address: filter.addresses } : {}),
+  };
+}
+
 export class Fetcher {
   private readonly transactions = new Map<string, TransactionInfo | null>();
 
@@ -69,12 +79,7 @@ export class Fetcher {
    * answered HTTP 504 (the sizer then shrinks); null when it answered `null` (not there yet).
    */
   async logs(from: number, to: number): Promise<ResultSlices | null | typeof REFUSED> {
-    const filter = {
-      fromBlock: toHex(from),
-      toBlock: toHex(to),
-      topics: [this.filter.topics],
-      ...(this.filter.addresses ? { address: this.filter.addresses } : {}),
-    };
+    const filter = logsFilter(this.filter, from, to);
     const size = to - from + 1;
     try {
       // One block cannot be split: it is read whole whatever its size or time.

@@ -31,8 +31,9 @@ import { Reorgs } from "./reorg.js";
 import { RPC_UPSTREAM, RpcClient, RpcError } from "./rpc.js";
 import { type Checkpoint, IndexStore } from "./store.js";
 import { MAINNET_SEAPORTS, venueTable } from "./venues/index.js";
+import { checkVerifyOptions, HeadVerifier, type VerifyOptions } from "./verify.js";
 
-export interface IndexChainOptions {
+export interface IndexChainOptions extends VerifyOptions {
   /** The Ethereum JSON-RPC endpoint. */
   rpcUrl: string;
   /** The index: an SQLite file (created when missing) or a `postgres://` URL. */
@@ -101,6 +102,7 @@ const DEFAULT_CONCURRENCY = 4;
 const FIRST_RANGE = 1;
 
 export async function indexChain(options: IndexChainOptions): Promise<IndexChainResult> {
+  checkVerifyOptions(options);
   const store = await IndexStore.open(options.dbPath);
   try {
     // One writer per index: other indexers of the same index wait here and take over when it stops or dies.
@@ -160,7 +162,7 @@ class Indexer {
     const topics = [...NFT_TOPICS, ...venues.topics, ...(feed ? [TOPIC.answerUpdated] : [])];
     const addresses = contracts ? [...contracts, ...venues.exchanges, ...(feed ? [feed] : [])] : undefined;
     const config = options.config ?? defaultConfig();
-    const rpc = new RpcClient(options.rpcUrl, {
+    const rpcOptions = {
       pool: config.pool,
       timeoutMs: config.indexRpc.timeoutMs,
       retry: config.indexRpc.retry,
@@ -168,7 +170,8 @@ class Indexer {
       throttleBudgetMs: options.follow ? Number.POSITIVE_INFINITY : config.indexRpc.throttleBudgetMs,
       onNotice: options.onNotice,
       signal: options.signal,
-    });
+    };
+    const rpc = new RpcClient(options.rpcUrl, rpcOptions);
     this.fetcher = new Fetcher(rpc, { topics, addresses }, this.sizer);
     this.lag = new LagWait(rpc.origin, config.indexRpc.lagBudgetMs, options.onNotice, options.signal);
     const ethTokens = new Set([...MAINNET_ETH_TOKENS, ...(lower(options.ethTokens) ?? [])]);
@@ -181,7 +184,16 @@ class Indexer {
       transaction: (hash) => this.fetcher.transaction(hash),
       priceOf: (sale, answer) => this.pricing.priceOf(sale, answer),
     });
-    this.reader = new RangeReader(this.fetcher, decoder, this.sizer, new Watch(topics, addresses));
+    const watch = new Watch(topics, addresses);
+    const verifier = HeadVerifier.of(options, {
+      rpc,
+      client: (url) => new RpcClient(url, rpcOptions),
+      watch,
+      filter: { topics, addresses },
+      headers: (numbers) => this.fetcher.headers(numbers),
+      notice: options.onNotice,
+    });
+    this.reader = new RangeReader(this.fetcher, decoder, this.sizer, watch, verifier);
     this.reorgs = new Reorgs(store, this.fetcher, this.lag, options.signal);
   }
 

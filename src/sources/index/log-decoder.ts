@@ -31,6 +31,8 @@ export interface Decoded {
   logs: number;
   /** The hash of each block the logs came from, lower case. */
   blocks: Map<number, string>;
+  /** Logs of each block, removed ones left out: what `--verify-head` and `--verify-rpc` compare (verify.ts). */
+  perBlock: Map<number, number>;
   /** Some block's logs came with two different hashes (the chain moved during the read). */
   mixed: boolean;
 }
@@ -64,6 +66,7 @@ const newDecoded = (): Decoded => ({
   unknownLogs: 0,
   logs: 0,
   blocks: new Map(),
+  perBlock: new Map(),
   mixed: false,
 });
 
@@ -111,6 +114,12 @@ export class LogDecoder {
     let hashKey = "";
     let block = -1;
     let lastIndex = -1;
+    /** Logs of `block` in its current run, added to `perBlock` when the run ends. */
+    let run = 0;
+    const endRun = () => {
+      if (run > 0) out.perBlock.set(block, (out.perBlock.get(block) ?? 0) + run);
+      run = 0;
+    };
     for (const slice of read(LOG_SLICE)) {
       for (const log of slice as RawLog[]) {
         out.logs++;
@@ -119,6 +128,7 @@ export class LogDecoder {
           // Logs come grouped by block: a block's number and hash are looked at once per run of its logs.
           const number = hexToNumber(log.blockNumber);
           if (checkOrder && number < block) return false;
+          endRun();
           if (number !== block) lastIndex = -1;
           blockKey = log.blockNumber;
           hashKey = log.blockHash;
@@ -128,6 +138,7 @@ export class LogDecoder {
           if (seen !== undefined && seen !== hash) out.mixed = true;
           out.blocks.set(number, hash);
         }
+        run++;
         const index = hexToNumber(log.logIndex);
         if (checkOrder && index <= lastIndex) return false;
         lastIndex = index;
@@ -166,6 +177,7 @@ export class LogDecoder {
         complete = [];
       }
     }
+    endRun();
     finish(group);
     if (reread.size > 0) {
       for (const tx of reread.values()) tx.logs = [];

@@ -150,3 +150,19 @@ export function isMethodMissing(code: number, message: string): boolean {
     /method .*(not (found|supported|available|allowed)|does not exist|unsupported)/i.test(bounded(message))
   );
 }
+
+/**
+ * Whether an error refuses a call's argument as such (JSON-RPC -32602, geth's "invalid argument 0: hex number > 64
+ * bits"): a node whose `eth_getBlockReceipts` takes a block number only answers so to a block hash.
+ */
+export function isInvalidArgument(code: number, message: string): boolean {
+  return code === -32602 || /invalid (argument|params)/i.test(bounded(message));
+}
+
+/**
+ * Whether an `eth_getLogs` error says the range ends past the node's head (geth and reth, -32602: "block range
+ * extends beyond current head block"): a node behind the head another one announced, not a range too large.
+ */
+export function isBeyondHead(message: string): boolean {
+  return /beyond (the )?(current )?head/i.test(bounded(message));
+}

@@ -21,6 +21,7 @@ import type { Unpriced } from "./pricing.js";
 import { LOGS_PER_RANGE, type RangeSizer } from "./range-sizer.js";
 import { stampTimes } from "./record.js";
 import type { ActivityRow, PriceAnswer } from "./store.js";
+import type { HeadVerifier } from "./verify.js";
 
 /** A range planned as sparse whose last block looks dense: read again as the blocks before it, then that block. */
 export const DENSE_END = Symbol("dense end");
@@ -55,6 +56,8 @@ export class RangeReader {
     private readonly decoder: LogDecoder,
     private readonly sizer: RangeSizer,
     private readonly watch: Watch,
+    /** `--verify-head`, `--verify-rpc` (verify.ts): blocks near the head checked further, where asked. */
+    private readonly verifier?: HeadVerifier | undefined,
   ) {}
 
   /** Reads `[from, to]` with the chain's head at `head` (blocks near it are checked one by one). */
@@ -101,6 +104,10 @@ export class RangeReader {
     if (settled && "cut" in settled) this.sizer.cutAt(decoded.logs);
     if (settled && !Array.isArray(settled)) return settled;
     if (settled) decoded = await this.decoder.decode(() => [settled]);
+    const { blocks, perBlock } = decoded;
+    const verified = await this.verifier?.check({ from, to, head, headers, blocks, perBlock });
+    if (verified && !Array.isArray(verified)) return verified;
+    if (verified) decoded = await this.decoder.decode(() => [verified]);
     // Records are decoded before the headers are read: their block's timestamp goes in now.
     stampTimes(decoded.records, headers);
     const { records, answers, unpriced, unknownLogs } = decoded;
