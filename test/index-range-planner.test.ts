@@ -149,7 +149,7 @@ describe("the range sizer", () => {
   it("no longer allows a range past the provider's stated cap, even one planned before it was learnt", () => {
     const sizer = new RangeSizer(100, 16);
     expect(sizer.allows(16)).toBe(true);
-    sizer.refused(16, new RpcError(-32602, "block range too large", "eth_getLogs"), 10);
+    sizer.refused(16, new RpcError(-32602, "block range too large", "eth_getLogs"), { blocks: 10 });
     expect(sizer.allows(16)).toBe(false);
     expect(sizer.allows(10)).toBe(true);
     expect(sizer.allows(1)).toBe(true);
