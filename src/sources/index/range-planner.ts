@@ -94,12 +94,19 @@ export class RangePlanner<T> {
     return this.line.shift() as (Slot<T> & { read: Promise<T> }) | undefined;
   }
 
-  /** Puts a range back first in line as ranges of the size the sizer plans now (the provider refused it). */
+  /**
+   * Puts a range back first in line as ranges of the size the sizer plans now (the provider refused it, or it was
+   * planned before a density now known): as many as are read at once, then the rest as one range, planned again at
+   * its turn with what those reads showed (a dense stretch is often short: the rest is not cut to its size).
+   */
   inPieces(slot: Slot<T>): void {
     const pieces: Slot<T>[] = [];
-    for (let from = slot.from; from <= slot.to; from += this.sizer.size) {
-      pieces.push({ from, to: Math.min(slot.to, from + this.sizer.size - 1) });
+    const size = this.sizer.size;
+    let from = slot.from;
+    for (; from <= slot.to && pieces.length < this.concurrency; from += size) {
+      pieces.push({ from, to: Math.min(slot.to, from + size - 1) });
     }
+    if (from <= slot.to) pieces.push({ from, to: slot.to });
     this.line.unshift(...pieces);
   }
 

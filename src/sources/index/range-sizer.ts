@@ -66,12 +66,15 @@ export class RangeSizer {
   constructor(
     private readonly maxRange: number,
     first: number,
-    /** `first` is a large guess (a provider's promise): read alone until the density is known. */
-    guess = false,
+    /**
+     * The provider's rule promises ranges up to `maxRange` (or states its refusals): `first` is read alone until
+     * the density is known, and over sparse blocks the size leaps to what the density allows rather than doubling.
+     */
+    private readonly promised = false,
   ) {
     this.size = Math.min(maxRange, first);
     this.ceiling = maxRange;
-    this.probing = guess;
+    this.probing = promised;
   }
 
   /** Logs a range aims at: LOGS_PER_RANGE, or half a silent cap once one is known. */
@@ -99,7 +102,12 @@ export class RangeSizer {
     // Doubling the size just read, not the current size that concurrent reads may have doubled already; after a
     // refusal, halfway to the size refused. A range smaller than the size (a piece of one read again, the end of
     // the chain) does not shrink it: only the density and the ceiling do.
-    const grown = this.refusedAt === Number.POSITIVE_INFINITY ? blocks * 2 : Math.floor((blocks + this.refusedAt) / 2);
+    const grown =
+      this.refusedAt !== Number.POSITIVE_INFINITY
+        ? Math.floor((blocks + this.refusedAt) / 2)
+        : this.promised
+          ? this.ceiling
+          : blocks * 2;
     this.size = Math.max(1, Math.min(this.ceiling, Math.max(blocks, grown, this.size), dense));
   }
 
