@@ -69,7 +69,11 @@ describe("range refusals", () => {
     const alchemy =
       "Log response size exceeded. You can make eth_getLogs requests with up to a 2K block range and no limit on the response size, or you can request any block range with a cap of 10K logs in the response. Based on your parameters, this block range should work: [0x10, 0x1f]";
     // Alchemy's 2K blocks are served whatever the answer; ranges beyond, while they hold at most 10K logs.
-    expect(rangeRefusal({ code: -32602, message: alchemy }, FROM, 100_000)).toEqual({ blocks: 16, suggested: true });
+    expect(rangeRefusal({ code: -32602, message: alchemy }, FROM, 100_000)).toEqual({
+      blocks: 16,
+      suggested: true,
+      overLogCap: true,
+    });
     const free =
       "Under the Free tier plan, you can make eth_getLogs requests with up to a 10 block range. Based on your parameters, this block range should work: [0x10, 0x19]";
     expect(rangeRefusal({ code: -32600, message: free }, FROM, 100_000)).toEqual({
@@ -81,6 +85,7 @@ describe("range refusals", () => {
     expect(rangeRefusal({ code: -32005, message: "query returned more than 10000 results", data }, FROM, 100)).toEqual({
       blocks: 40,
       suggested: true,
+      overLogCap: true,
     });
     expect(rangeRefusal({ code: -32614, message: "eth_getLogs is limited to a 10,000 range" }, FROM, 100_000)).toEqual({
       blocks: 10_000,

@@ -185,9 +185,9 @@ class Indexer {
       transaction: (hash) => this.fetcher.transaction(hash),
       priceOf: (sale, answer) => this.pricing.priceOf(sale, answer),
     });
-    // A provider that refuses answers over its cap never cuts one silently: a long answer's tail needs no check
-    // until it shows otherwise.
-    const mayCut = () => !provider.refusesOverCap || this.sizer.seenCut;
+    // A provider that refuses answers over its cap (by its table, or as its words showed) never cuts one silently:
+    // a long answer's tail needs no check until it shows otherwise.
+    const mayCut = () => !(provider.refusesOverCap || this.sizer.refusesOverCap) || this.sizer.seenCut;
     this.reader = new RangeReader(this.fetcher, decoder, this.sizer, new Watch(topics, addresses), mayCut);
     this.reorgs = new Reorgs(store, this.fetcher, this.lag, options.signal);
   }

@@ -39,7 +39,14 @@ export interface RangeRefusal {
    * 10K logs": its "2K block range" is then the size served whatever the answer, not a cap).
    */
   cap?: number | undefined;
+  /**
+   * The words refuse an answer for its count of logs ("Log response size exceeded", "more than 10000 results",
+   * "too many logs"): a provider that counts and refuses, rather than cutting an answer off silently.
+   */
+  overLogCap?: true;
 }
+
+const LOG_COUNT_WORDS = /\blogs?\b|results/i;
 
 const RANGE_WORDS =
   /range|too many|too large|too wide|limit|exceed|more than|results|response size|max|narrow your filter|at most/i;
@@ -63,9 +70,10 @@ export function rangeRefusal(
   const working = suggestedRange(message, from) ?? dataRange(error.data, from);
   const stated = ANY_RANGE_UNDER_LOG_CAP.test(message) ? undefined : statedCap(message);
   const cap = stated !== undefined && stated < size ? stated : undefined;
+  const counted = LOG_COUNT_WORDS.test(message) ? ({ overLogCap: true } as const) : {};
   // A suggestion no smaller than what was refused (reth can name the refused range itself) says nothing.
-  if (working !== undefined && working < size) return { blocks: working, suggested: true, cap };
-  return { blocks: working === undefined ? cap : undefined, cap };
+  if (working !== undefined && working < size) return { blocks: working, suggested: true, cap, ...counted };
+  return { blocks: working === undefined ? cap : undefined, cap, ...counted };
 }
 
 /** Alchemy's wording of its rule: any range is served while its answer holds at most that many logs. */

@@ -116,6 +116,7 @@ export class RangeSizer {
    * the fetcher reads it as a piece and the rest, and the sizer only stops guessing until that piece is read.
    */
   refused(blocks: number, err: RpcError, refusal: RangeRefusal = {}): void {
+    if (refusal.overLogCap) this.refusesOverCap = true;
     if (refusal.suggested) {
       if (refusal.cap !== undefined) this.capped(blocks, refusal.cap);
       this.probing = true;
@@ -146,6 +147,9 @@ export class RangeSizer {
     this.stated = true;
     this.size = Math.max(1, Math.min(blocks - 1, this.size, cap));
   }
+
+  /** The provider refused an answer for its count of logs: it refuses over its cap rather than cutting silently. */
+  refusesOverCap = false;
 
   /** Whether the provider has shown that it cuts answers off silently. */
   get seenCut(): boolean {
