@@ -116,7 +116,10 @@ export class RangeReader {
     }
     // Logs of another block than the header names for their number: a reorg under the read, handled as one.
     if (!consistent) return undefined;
-    const verdict = judge(shape, headers, this.watch, head, this.sizer.suspectCounts(KNOWN_CAPS), mayCut);
+    // A count at a known cap says "cut" only of a provider that may cut: one that refuses over its cap answered it
+    // whole (Alchemy's and Infura's suggested ranges hold up to their 10,000 logs).
+    const suspectCounts = mayCut ? this.sizer.suspectCounts(KNOWN_CAPS) : new Set<number>();
+    const verdict = judge(shape, headers, this.watch, head, suspectCounts, mayCut);
     if (verdict.kind === "at cap" && !headers.has(verdict.block)) {
       // Its receipts are checked against its header.
       headers = await this.fetcher.rangeHeaders([...headers.keys(), verdict.block]);
