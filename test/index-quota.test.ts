@@ -157,7 +157,8 @@ describe("the fewest calls for the same records", () => {
     expect(run.proxy.struck["log cap: alchemy"]).toBeGreaterThan(0);
     // A provider that refuses answers over its cap never cuts one: a long answer ending early needs no header.
     expect(run.proxy.calls.eth_getBlockByNumber).toBe(WINDOW);
-    expect(run.proxy.calls.eth_getLogs).toBeLessThanOrEqual(8);
+    // The whole chain refused (over 10K logs in over 2K blocks), the 2K blocks suggested, then the rest.
+    expect(run.proxy.calls.eth_getLogs).toBe(3);
     readOnce(run.proxy);
   });
 
