@@ -188,14 +188,19 @@ describe("the record", () => {
     };
     const rows = [recordOf(activity), recordOf({ ...activity, blockNumber: 6 })];
     expect(rows.map((r) => r.timestamp)).toEqual([0, 0]);
+    // Block 5's logs carried no timestamp (its header tells); block 6's did.
     stampTimes(
       rows,
+      new Map([
+        [5, null],
+        [6, 1_700_000_013],
+      ]),
       new Map([
         [5, header(5, 1_700_000_000)],
         [6, header(6, 1_700_000_012)],
       ]),
     );
-    expect(rows.map((r) => r.timestamp)).toEqual([1_700_000_000, 1_700_000_012]);
+    expect(rows.map((r) => r.timestamp)).toEqual([1_700_000_000, 1_700_000_013]);
     expect(rows[0]).toMatchObject({ marketplace: null, currency: null, price: null, price_usd: null });
   });
 });

@@ -61,9 +61,37 @@ describe("range refusals", () => {
   for (const [provider, code, message, blocks, data] of cases) {
     it(`reads ${provider}: ${message.slice(0, 60)}`, () => {
       // A refused range of 100,000 blocks from FROM.
-      expect(rangeRefusal({ code, message, data }, FROM, 100_000)).toEqual({ blocks });
+      expect(rangeRefusal({ code, message, data }, FROM, 100_000)?.blocks).toBe(blocks);
     });
   }
+
+  it("tells a range suggested for this request from a cap on every range", () => {
+    const alchemy =
+      "Log response size exceeded. You can make eth_getLogs requests with up to a 2K block range and no limit on the response size, or you can request any block range with a cap of 10K logs in the response. Based on your parameters, this block range should work: [0x10, 0x1f]";
+    // Alchemy's 2K blocks are served whatever the answer; ranges beyond, while they hold at most 10K logs.
+    expect(rangeRefusal({ code: -32602, message: alchemy }, FROM, 100_000)).toEqual({
+      blocks: 16,
+      suggested: true,
+      overLogCap: true,
+    });
+    const free =
+      "Under the Free tier plan, you can make eth_getLogs requests with up to a 10 block range. Based on your parameters, this block range should work: [0x10, 0x19]";
+    expect(rangeRefusal({ code: -32600, message: free }, FROM, 100_000)).toEqual({
+      blocks: 10,
+      suggested: true,
+      cap: 10,
+    });
+    const data = { from: "0x10", to: "0x37", limit: 10000 };
+    expect(rangeRefusal({ code: -32005, message: "query returned more than 10000 results", data }, FROM, 100)).toEqual({
+      blocks: 40,
+      suggested: true,
+      overLogCap: true,
+    });
+    expect(rangeRefusal({ code: -32614, message: "eth_getLogs is limited to a 10,000 range" }, FROM, 100_000)).toEqual({
+      blocks: 10_000,
+      cap: 10_000,
+    });
+  });
 
   it("takes a suggestion only when it is smaller than the range refused", () => {
     expect(rangeRefusal({ code: -32602, message: "this block range should work: [0x10, 0x1f]" }, FROM, 16)).toEqual({

@@ -66,7 +66,7 @@ describe("the range planner", () => {
     expect(plan.reads()).toHaveLength(2);
   });
 
-  it("puts a refused range back first in line, in pieces of the size now planned", async () => {
+  it("puts a refused range back first in line: as many pieces of the size now planned as are read at once, then the rest", async () => {
     const sizer = new RangeSizer(100, 8);
     const { plan } = planner(0, 15, 1, sizer);
     plan.fill();
@@ -74,7 +74,16 @@ describe("the range planner", () => {
     expect(await slot.read).toBe("0-7");
     sizer.size = 3;
     plan.inPieces(slot);
-    expect(await drain(plan)).toEqual(["0-2", "3-5", "6-7", "8-10", "11-13", "14-15"]);
+    // The rest is planned again at its turn by the reader (this one reads what it is given).
+    expect(await drain(plan)).toEqual(["0-2", "3-7", "8-10", "11-13", "14-15"]);
+    const wide = new RangeSizer(100, 16);
+    const two = planner(0, 15, 2, wide).plan;
+    two.fill();
+    const whole = two.take()!;
+    await whole.read;
+    wide.size = 3;
+    two.inPieces(whole);
+    expect(await drain(two)).toEqual(["0-2", "3-5", "6-15"]);
   });
 
   it("reads a range again as two apart at a block, or from its first block on when the cut is there", async () => {
@@ -149,7 +158,7 @@ describe("the range sizer", () => {
   it("no longer allows a range past the provider's stated cap, even one planned before it was learnt", () => {
     const sizer = new RangeSizer(100, 16);
     expect(sizer.allows(16)).toBe(true);
-    sizer.refused(16, new RpcError(-32602, "block range too large", "eth_getLogs"), 10);
+    sizer.refused(16, new RpcError(-32602, "block range too large", "eth_getLogs"), { blocks: 10 });
     expect(sizer.allows(16)).toBe(false);
     expect(sizer.allows(10)).toBe(true);
     expect(sizer.allows(1)).toBe(true);

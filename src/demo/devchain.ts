@@ -29,6 +29,8 @@ export interface DevChainOptions {
   loadState?: string;
   /** Write the chain's state to this file when anvil stops. */
   dumpState?: string;
+  /** The hardfork to run (`cancun` mines long chains much faster than anvil's default). */
+  hardfork?: string;
 }
 
 const PLATFORM_PACKAGES: Record<string, string | undefined> = {
@@ -93,6 +95,7 @@ export async function startAnvil(options: DevChainOptions = {}): Promise<DevChai
   if (options.chainId !== undefined) args.push("--chain-id", String(options.chainId));
   if (options.loadState !== undefined) args.push("--load-state", options.loadState);
   if (options.dumpState !== undefined) args.push("--dump-state", options.dumpState);
+  if (options.hardfork !== undefined) args.push("--hardfork", options.hardfork);
   // Large bulk mints (the 100k-event bench) fit in fewer transactions with a roomy block.
   args.push("--gas-limit", "1000000000");
 

@@ -15,8 +15,14 @@
  * - the range caps of Alchemy, Infura, QuickNode and geth-based nodes, in their words (provider-errors.ts);
  * - a node without some methods (`eth_getBlockReceipts`: -32601, as geth words it);
  * - a backend part-way through a fresh block: only its first logs, by range and by block hash alike;
- * - a node whose `eth_getBlockReceipts` takes a block number only (-32602 to a block hash).
- * Faults are drawn from a seeded generator, so that a property test's schedule replays exactly.
+ * - a node whose `eth_getBlockReceipts` takes a block number only (-32602 to a block hash);
+ * - the providers' log caps: Alchemy's "any range while its answer holds at most 10K logs, else up to 2K blocks"
+ *   (refused with a range that works for this request), Infura's "more than 10000 results" (with that range in
+ *   `data`);
+ * - a node whose logs carry no `blockTimestamp` (as before geth 1.16).
+ * It counts the calls it is sent by method (each item of a batch), the log ranges asked and the headers asked, so
+ * that a test can hold the index to the fewest calls. Faults are drawn from a seeded generator, so that a property
+ * test's schedule replays exactly.
  */
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from "node:http";
 
@@ -48,6 +54,13 @@ export interface Faults {
   throttleBurst?: { ms: number; every?: number };
   /** Log ranges over `blocks` blocks are refused as this provider words it. */
   rangeCap?: { provider: CapProvider; blocks: number };
+  /**
+   * Log answers over `logs` logs are refused as this provider words it, with the range that works from the same
+   * start; at Alchemy, only ranges over `blocks` blocks (default 2,000: those up to it are served whatever they hold).
+   */
+  logCap?: { provider: "alchemy" | "infura"; logs: number; blocks?: number };
+  /** Logs lose their `blockTimestamp`, as nodes before geth 1.16 answer them. */
+  stripTimestamps?: boolean;
   /** Methods the node does not offer: answered -32601 as geth words it. */
   refuseMethods?: string[];
   /** Seed of the fault draws. */
@@ -67,6 +80,12 @@ export interface FaultyRpc {
   url: string;
   /** How often each fault struck. */
   struck: Record<string, number>;
+  /** Calls sent, by method (each item of a batch counts). */
+  calls: Record<string, number>;
+  /** Each `eth_getLogs` by range asked, in order, and whether it was refused for its size. */
+  logRanges: { from: number; to: number; refused: boolean }[];
+  /** The block of each `eth_getBlockByNumber` asked, in order (`latest` as asked). */
+  headerReads: string[];
   close(): Promise<void>;
 }
 
@@ -90,6 +109,9 @@ function random(seed: number): () => number {
 export async function startFaultyRpc(target: string, faults: Faults): Promise<FaultyRpc> {
   const draw = random(faults.seed ?? 1);
   const struck: Record<string, number> = {};
+  const calls: Record<string, number> = {};
+  const logRanges: FaultyRpc["logRanges"] = [];
+  const headerReads: string[] = [];
   const strike = (fault: string) => {
     struck[fault] = (struck[fault] ?? 0) + 1;
   };
@@ -129,6 +151,8 @@ export async function startFaultyRpc(target: string, faults: Faults): Promise<Fa
   /** One call as the faulty provider answers it; undefined to forward it as it is. */
   const answer = async (call: RpcMessage, behind: boolean): Promise<unknown> => {
     started ??= Date.now();
+    calls[call.method] = (calls[call.method] ?? 0) + 1;
+    if (call.method === "eth_getBlockByNumber") headerReads.push(String(call.params[0]));
     const reply = (result: unknown) => ({ jsonrpc: "2.0", id: call.id, result });
     const error = (code: number, message: string, data?: unknown) => ({
       jsonrpc: "2.0",
@@ -186,10 +210,28 @@ export async function startFaultyRpc(target: string, faults: Faults): Promise<Fa
       const cap = faults.rangeCap;
       if (cap && to - from + 1 > cap.blocks) {
         strike(`range cap: ${cap.provider}`);
+        logRanges.push({ from, to, refused: true });
         return capRefusal(call, cap, from, to - from + 1);
       }
     }
-    const logs = await rpc<unknown[]>("eth_getLogs", call.params);
+    const logs = await rpc<{ blockNumber: string; blockTimestamp?: string }[]>("eth_getLogs", call.params);
+    const logCap = faults.logCap;
+    if (!filter.blockHash && logCap && logs.length > logCap.logs) {
+      // Alchemy serves up to 2K blocks whatever they hold; Infura no answer over its cap.
+      const served = logCap.provider === "alchemy" ? (logCap.blocks ?? 2_000) : 0;
+      if (to - from + 1 > served) {
+        // The range that works from the same start: up to the block before the first log over the cap.
+        const end = Math.max(Number(logs[logCap.logs]!.blockNumber) - 1, from, from + served - 1);
+        strike(`log cap: ${logCap.provider}`);
+        logRanges.push({ from, to, refused: true });
+        return logCapRefusal(call, logCap.provider, from, end);
+      }
+    }
+    if (!filter.blockHash) logRanges.push({ from, to, refused: false });
+    if (faults.stripTimestamps) {
+      strike("no blockTimestamp");
+      for (const log of logs) delete log.blockTimestamp;
+    }
     let result: unknown[] | null = logs;
     if (behind && faults.lag) {
       const visible = logs.filter((log) => !lagging(Number((log as { blockNumber: string }).blockNumber)));
@@ -313,11 +355,38 @@ export async function startFaultyRpc(target: string, faults: Faults): Promise<Fa
   return {
     url: `http://127.0.0.1:${port}`,
     struck,
+    calls,
+    logRanges,
+    headerReads,
     close: () =>
       new Promise<void>((resolve) => {
         server.closeAllConnections();
         server.close(() => resolve());
       }),
+  };
+}
+
+/** A provider's refusal of an answer over its log cap, in its words, with the range that works (`[from, end]`). */
+function logCapRefusal(call: RpcMessage, provider: "alchemy" | "infura", from: number, end: number) {
+  const hex = (n: number) => `0x${n.toString(16)}`;
+  if (provider === "infura") {
+    return {
+      jsonrpc: "2.0",
+      id: call.id,
+      error: {
+        code: -32005,
+        message: "query returned more than 10000 results",
+        data: { from: hex(from), to: hex(end), limit: 10000 },
+      },
+    };
+  }
+  return {
+    jsonrpc: "2.0",
+    id: call.id,
+    error: {
+      code: -32602,
+      message: `Log response size exceeded. You can make eth_getLogs requests with up to a 2K block range and no limit on the response size, or you can request any block range with a cap of 10K logs in the response. Based on your parameters, this block range should work: [${hex(from)}, ${hex(end)}]`,
+    },
   };
 }
 

@@ -103,11 +103,24 @@ export type Verdict =
   /** Blocks whose blooms may hold watched logs but which got none: each is read whole to tell. */
   | { kind: "suspects"; blocks: number[] };
 
-/** The blocks whose headers `judge` needs besides the answer's own: near the head, and after a long answer's end. */
-export function blocksToCheck(shape: AnswerShape, head: number): number[] {
+/**
+ * The blocks of `[from, to]` within HEAD_CHECK_DEPTH of the head: where lagging backends bite and reorgs happen,
+ * their headers are read before the logs. None for a range deeper than that.
+ */
+export function headWindow(from: number, to: number, head: number): number[] {
+  const out: number[] = [];
+  for (let n = Math.max(from, head - HEAD_CHECK_DEPTH + 1); n <= to; n++) out.push(n);
+  return out;
+}
+
+/**
+ * The blocks whose headers `judge` needs besides the answer's own: near the head, and after a long answer's end
+ * where the provider may cut answers off silently (`mayCut`: one that refuses answers over its cap never does).
+ */
+export function blocksToCheck(shape: AnswerShape, head: number, mayCut = true): number[] {
   const out: number[] = [];
   const last = lastBlock(shape);
-  const tailFrom = shape.logs >= CUT_FLOOR && last < shape.to ? last + 1 : Number.POSITIVE_INFINITY;
+  const tailFrom = mayCut && shape.logs >= CUT_FLOOR && last < shape.to ? last + 1 : Number.POSITIVE_INFINITY;
   const nearFrom = Math.max(shape.from, head - HEAD_CHECK_DEPTH + 1);
   for (let n = Math.min(tailFrom, nearFrom); n <= shape.to; n++) if (!shape.blocks.has(n)) out.push(n);
   return out;
@@ -120,11 +133,12 @@ export function judge(
   watch: Watch,
   head: number,
   suspectCounts: ReadonlySet<number>,
+  mayCut = true,
 ): Verdict {
   const last = lastBlock(shape);
   // Read again from the last block it reached, or, when that is the first, as the first block apart from the rest.
   const cut = { kind: "cut", at: Math.max(last, shape.from + 1) } as const;
-  if (shape.logs >= CUT_FLOOR && last < shape.to) {
+  if (mayCut && shape.logs >= CUT_FLOOR && last < shape.to) {
     for (let n = last + 1; n <= shape.to; n++) {
       const header = headers.get(n);
       if (header && watch.mayHold(header)) return cut;

@@ -33,6 +33,8 @@ export interface RawLog {
   transactionHash: string;
   logIndex: string;
   removed?: boolean;
+  /** The block's timestamp, where the node gives it on each log (anvil, geth ≥ 1.16, erigon, besu). */
+  blockTimestamp?: unknown;
 }
 
 export type Kind = "transfer" | "mint" | "burn" | "sale";

@@ -1,10 +1,14 @@
 /**
  * The index's calls to the JSON-RPC node, and the provider rules they follow: `eth_getLogs` over a range (one
  * refused for its size, its time or its answer's length shrinks the ranges by range-sizer.ts and comes back
- * REFUSED), block headers and transactions in batches, a token's `decimals()`. Retries, throttling, batch
- * refusals and cut-off bodies are rpc.ts's and rpc-retry.ts's; what a provider's refusal says, provider-errors.ts's.
+ * REFUSED; one refused with a suggested working range comes back as that piece and the rest), block headers and
+ * transactions in batches, a token's `decimals()`. Retries, throttling, batch refusals and cut-off bodies are
+ * rpc.ts's and rpc-retry.ts's; what a provider's refusal says, provider-errors.ts's.
+ *
+ * Headers read for ranges are kept (`rangeHeaders`) until the caller forgets them, so that a range read again in
+ * pieces (refused, cut off, split) reads none twice; reorg handling reads them fresh (`headers`).
  */
-import type { Header } from "./completeness.js";
+import type { Cut, Header } from "./completeness.js";
 import { rangeRefusal } from "./provider-errors.js";
 import type { RangeSizer } from "./range-sizer.js";
 import type { ResultSlices } from "./result-slices.js";
@@ -42,6 +46,8 @@ export function logsFilter(filter: LogFilter, from: number, to: number): Record<
 
 export class Fetcher {
   private readonly transactions = new Map<string, TransactionInfo | null>();
+  /** Headers read for ranges not yet committed (`rangeHeaders`), by number. */
+  private readonly kept = new Map<number, Header>();
 
   constructor(
     readonly rpc: RpcClient,
@@ -52,6 +58,49 @@ export class Fetcher {
   /** The chain head's number. */
   async head(): Promise<number> {
     return hexToNumber(await this.rpc.call<string>("eth_blockNumber", []));
+  }
+
+  /**
+   * The head: its header (`latest`), kept for the ranges that read it, so that one call tells the head and serves
+   * its header. Its number alone (`eth_blockNumber`) where a node answers no `latest` header.
+   */
+  async latest(): Promise<number> {
+    const header = await this.rpc.call<Header | null>("eth_getBlockByNumber", ["latest", false]);
+    if (!header || typeof header.number !== "string") return this.head();
+    const number = hexToNumber(header.number);
+    if (!Number.isSafeInteger(number)) return this.head();
+    this.kept.set(number, header);
+    return number;
+  }
+
+  /** A header kept from `latest` or a range's read, if any. */
+  keptHeader(number: number): Header | undefined {
+    return this.kept.get(number);
+  }
+
+  /**
+   * Headers of these blocks for a range's read: those kept are not read again, the others are read and kept. A
+   * block the node has no header for (yet) is left out, and not kept.
+   */
+  async rangeHeaders(numbers: Iterable<number>): Promise<Map<number, Header>> {
+    const out = new Map<number, Header>();
+    const wanted = new Set<number>();
+    for (const n of numbers) {
+      const known = this.kept.get(n);
+      if (known) out.set(n, known);
+      else wanted.add(n);
+    }
+    for (const [n, header] of await this.headers([...wanted])) {
+      this.kept.set(n, header);
+      out.set(n, header);
+    }
+    return out;
+  }
+
+  /** Forgets the headers kept for blocks up to `upTo` (committed), or all of them (the chain may have moved). */
+  forgetHeaders(upTo = Number.POSITIVE_INFINITY): void {
+    if (upTo === Number.POSITIVE_INFINITY) this.kept.clear();
+    else for (const n of this.kept.keys()) if (n <= upTo) this.kept.delete(n);
   }
 
   /** One block's header; null when the node has none for it (yet). */
@@ -76,9 +125,10 @@ export class Fetcher {
 
   /**
    * `eth_getLogs` over `[from, to]`; REFUSED when the provider refused the range's size, timed out on it or
-   * answered HTTP 504 (the sizer then shrinks); null when it answered `null` (not there yet).
+   * answered HTTP 504 (the sizer then shrinks); a `Cut` where it suggested a smaller range that works (read as that
+   * piece, then the rest); null when it answered `null` (not there yet).
    */
-  async logs(from: number, to: number): Promise<ResultSlices | null | typeof REFUSED> {
+  async logs(from: number, to: number): Promise<ResultSlices | null | typeof REFUSED | Cut> {
     const filter = logsFilter(this.filter, from, to);
     const size = to - from + 1;
     try {
@@ -92,8 +142,8 @@ export class Fetcher {
       const refusal =
         err instanceof RangeTooSlow || err instanceof RpcAnswerTooLarge ? {} : rangeRefusal(err, from, size);
       if (!refusal) throw err;
-      this.sizer.refused(size, err, refusal.blocks);
-      return REFUSED;
+      this.sizer.refused(size, err, refusal);
+      return refusal.suggested && refusal.blocks !== undefined ? { cut: from + refusal.blocks } : REFUSED;
     }
   }
 

@@ -24,9 +24,10 @@ import { Fetcher, REFUSED } from "./fetcher.js";
 import { LogDecoder } from "./log-decoder.js";
 import { Pricing } from "./pricing.js";
 import { rangeRefusal } from "./provider-errors.js";
+import { providerOf } from "./providers.js";
 import { RangePlanner } from "./range-planner.js";
 import { DENSE_END, RangeReader, type ReadOutcome, type ReadRange } from "./range-reader.js";
-import { RangeSizer } from "./range-sizer.js";
+import { type RangeSizer, sizerFor } from "./range-sizer.js";
 import { Reorgs } from "./reorg.js";
 import { RPC_UPSTREAM, RpcClient, RpcError } from "./rpc.js";
 import { type Checkpoint, IndexStore } from "./store.js";
@@ -61,7 +62,10 @@ export interface IndexChainOptions extends VerifyOptions {
   onWriter?: (state: "waiting" | "writing") => void;
   /** Wait between polls when following the head. Default 1000 ms. */
   pollIntervalMs?: number;
-  /** Largest `eth_getLogs` range in blocks. Default 2000. */
+  /**
+   * Largest `eth_getLogs` range in blocks. Default: the provider's rule (providers.ts: any range at Alchemy while
+   * its answer holds at most 10K logs, 10,000 blocks at Infura and QuickNode), else 2000.
+   */
   maxRange?: number;
   /**
    * Block ranges read at once while catching up (committed in block order all the same). Default 4; following
@@ -98,8 +102,6 @@ export interface IndexProgress {
 
 const NFT_TOPICS: string[] = [TOPIC.transfer, TOPIC.transferSingle, TOPIC.transferBatch, TOPIC.consecutiveTransfer];
 const DEFAULT_CONCURRENCY = 4;
-/** Blocks of the first range. */
-const FIRST_RANGE = 1;
 
 export async function indexChain(options: IndexChainOptions): Promise<IndexChainResult> {
   checkVerifyOptions(options);
@@ -155,13 +157,15 @@ class Indexer {
     this.contracts = contracts;
     this.safeDepth = options.safeDepth ?? 0;
     this.concurrency = Math.max(1, options.concurrency ?? DEFAULT_CONCURRENCY);
-    // Start at one block and double over sparse blocks, since a dense first range is read before it can shrink
-    // (starting at 10 blocks saved the 100 ms-latency backfill a few doublings but, reading 4 ranges at once
-    // into 10,000-log blocks, cost the 1,000,000-event index 30-45 MiB more peak RSS).
-    this.sizer = new RangeSizer(Math.max(1, options.maxRange ?? 2000), FIRST_RANGE);
+    const config = options.config ?? defaultConfig();
+    const provider = providerOf(config.indexRpc.provider, options.rpcUrl);
+    // At a provider whose range rule is known, the first range is the largest it promises (read alone until the
+    // density is known). Elsewhere, one block doubling over sparse blocks, since a dense first range is read before
+    // it can shrink (starting at 10 blocks saved the 100 ms-latency backfill a few doublings but, reading 4 ranges
+    // at once into 10,000-log blocks, cost the 1,000,000-event index 30-45 MiB more peak RSS).
+    this.sizer = sizerFor(provider.range, options.maxRange);
     const topics = [...NFT_TOPICS, ...venues.topics, ...(feed ? [TOPIC.answerUpdated] : [])];
     const addresses = contracts ? [...contracts, ...venues.exchanges, ...(feed ? [feed] : [])] : undefined;
-    const config = options.config ?? defaultConfig();
     const rpcOptions = {
       pool: config.pool,
       timeoutMs: config.indexRpc.timeoutMs,
@@ -193,7 +197,10 @@ class Indexer {
       headers: (numbers) => this.fetcher.headers(numbers),
       notice: options.onNotice,
     });
-    this.reader = new RangeReader(this.fetcher, decoder, this.sizer, watch, verifier);
+    // A provider that refuses answers over its cap (by its table, or as its words showed) never cuts one silently:
+    // a long answer's tail needs no check until it shows otherwise.
+    const mayCut = () => !(provider.refusesOverCap || this.sizer.refusesOverCap) || this.sizer.seenCut;
+    this.reader = new RangeReader(this.fetcher, decoder, this.sizer, watch, mayCut, verifier);
     this.reorgs = new Reorgs(store, this.fetcher, this.lag, options.signal);
   }
 
@@ -206,9 +213,15 @@ class Indexer {
       while (!signal?.aborted) {
         const next = await this.nextBlock();
         if (next > head - this.safeDepth) {
-          head = await this.fetcher.head();
+          // `--once` reads the head once, and stops when it has caught up with it.
+          if (!this.options.follow && head >= 0) {
+            this.progress(next - 1, head);
+            break;
+          }
+          // The `latest` header tells the head and serves as its header (and the stored tip's check) too.
+          head = await this.fetcher.latest();
           await this.noteHead(head);
-          if (await this.reorgs.tipReorged()) continue;
+          if (await this.reorgs.tipReorged(this.fetcher.keptHeader(head))) continue;
           if (next > head - this.safeDepth) {
             this.progress(next - 1, head);
             if (!this.options.follow) break;
@@ -285,7 +298,8 @@ class Indexer {
         }
         if (!range) return this.reorgs.chainMoved(slot.from, slot.to);
         if ("cut" in range) {
-          // Cut off silently: the blocks before the last one it reached, then that block on.
+          // Cut off silently (the blocks before the last one it reached, then that block on), or refused with a
+          // smaller range suggested (that range, then the rest).
           plan.apartAt(slot, range.cut);
           continue;
         }
@@ -301,6 +315,8 @@ class Indexer {
       // Ranges read past a reorg or a failure are dropped, but not left running against a closing store.
       plan.close();
       await Promise.allSettled(plan.reads());
+      // Headers kept for the ranges read: the next step reads the chain afresh (it may have moved), memory bounded.
+      this.fetcher.forgetHeaders();
     }
   }
 
@@ -309,10 +325,10 @@ class Indexer {
     if (!(await this.reorgs.extendsStored(range.from, range.headers.get(range.from)))) return false;
     // Sales before the range's first feed answer take the rate in force before the range, known only now.
     await this.pricing.priceBefore(range.from, range.unpriced);
-    const blocks: Checkpoint[] = [...range.headers].map(([number, header]) => ({
-      number,
-      hash: header.hash.toLowerCase(),
-    }));
+    // The blocks of its headers and of its logs: the hashes a later reorg is traced back through.
+    const hashes = new Map(range.blocks);
+    for (const [number, header] of range.headers) hashes.set(number, header.hash.toLowerCase());
+    const blocks: Checkpoint[] = [...hashes].map(([number, hash]) => ({ number, hash }));
     this.unknownLogs += range.unknownLogs;
     this.written += await this.store.commitRange({
       records: range.records,
@@ -320,6 +336,7 @@ class Indexer {
       answers: range.answers,
       lastBlock: range.to,
     });
+    this.fetcher.forgetHeaders(range.to);
     return true;
   }
 }

@@ -33,6 +33,11 @@ export interface Decoded {
   blocks: Map<number, string>;
   /** Logs of each block, removed ones left out: what `--verify-head` and `--verify-rpc` compare (verify.ts). */
   perBlock: Map<number, number>;
+  /**
+   * The timestamp of each block the logs came from, as its logs carry it (`blockTimestamp`); null where one of
+   * its logs lacks it or disagrees: its header tells.
+   */
+  times: Map<number, number | null>;
   /** Some block's logs came with two different hashes (the chain moved during the read). */
   mixed: boolean;
 }
@@ -67,6 +72,7 @@ const newDecoded = (): Decoded => ({
   logs: 0,
   blocks: new Map(),
   perBlock: new Map(),
+  times: new Map(),
   mixed: false,
 });
 
@@ -120,11 +126,13 @@ export class LogDecoder {
       if (run > 0) out.perBlock.set(block, (out.perBlock.get(block) ?? 0) + run);
       run = 0;
     };
+    let timeKey: unknown;
     for (const slice of read(LOG_SLICE)) {
       for (const log of slice as RawLog[]) {
         out.logs++;
         if (log.removed) continue;
         if (log.blockNumber !== blockKey || log.blockHash !== hashKey) {
+          timeKey = log.blockTimestamp;
           // Logs come grouped by block: a block's number and hash are looked at once per run of its logs.
           const number = hexToNumber(log.blockNumber);
           if (checkOrder && number < block) return false;
@@ -137,7 +145,10 @@ export class LogDecoder {
           const seen = out.blocks.get(number);
           if (seen !== undefined && seen !== hash) out.mixed = true;
           out.blocks.set(number, hash);
-        }
+          const time = timestampOf(timeKey);
+          const known = out.times.get(number);
+          out.times.set(number, known === undefined || known === time ? time : null);
+        } else if (log.blockTimestamp !== timeKey) out.times.set(block, null);
         run++;
         const index = hexToNumber(log.logIndex);
         if (checkOrder && index <= lastIndex) return false;
@@ -233,6 +244,12 @@ export class LogDecoder {
     }
     if (wanted.size > 0) await this.setup.loadTransactions(wanted);
   }
+}
+
+/** A log's `blockTimestamp` as seconds; null when it has none usable (a quantity below 2^52). */
+function timestampOf(value: unknown): number | null {
+  if (typeof value !== "string" || !/^0x[0-9a-f]{1,13}$/i.test(value)) return null;
+  return hexToNumber(value);
 }
 
 /** Logs sorted by (block, log index), for a node that did not answer them in that order (`decodeLogs` finds it). */

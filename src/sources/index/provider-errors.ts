@@ -28,7 +28,25 @@
 export interface RangeRefusal {
   /** Blocks a range may span (the provider's cap, or the range it suggested from this range's start). */
   blocks?: number | undefined;
+  /**
+   * `blocks` is a range the provider suggested for this request (Alchemy's "this block range should work: [0x…,
+   * 0x…]", Infura's `data`): what its logs allow here, not a cap on every range.
+   */
+  suggested?: true;
+  /**
+   * A cap on every range the words state (QuickNode's "limited to a 10,000 range", Alchemy's free tier "up to a
+   * 10 block range"); none where they promise any range under a logs cap (Alchemy's "any block range with a cap of
+   * 10K logs": its "2K block range" is then the size served whatever the answer, not a cap).
+   */
+  cap?: number | undefined;
+  /**
+   * The words refuse an answer for its count of logs ("Log response size exceeded", "more than 10000 results",
+   * "too many logs"): a provider that counts and refuses, rather than cutting an answer off silently.
+   */
+  overLogCap?: true;
 }
+
+const LOG_COUNT_WORDS = /\blogs?\b|results/i;
 
 const RANGE_WORDS =
   /range|too many|too large|too wide|limit|exceed|more than|results|response size|max|narrow your filter|at most/i;
@@ -49,21 +67,35 @@ export function rangeRefusal(
   if (isThrottling(error.code, message)) return undefined;
   const sized = SIZE_CODES.has(error.code) || error.status === 413 || RANGE_WORDS.test(message);
   if (!sized) return undefined;
-  const suggested = suggestedBlocks(message, from) ?? dataRange(error.data, from);
+  const working = suggestedRange(message, from) ?? dataRange(error.data, from);
+  const stated = ANY_RANGE_UNDER_LOG_CAP.test(message) ? undefined : statedCap(message);
+  const cap = stated !== undefined && stated < size ? stated : undefined;
+  const counted = LOG_COUNT_WORDS.test(message) ? ({ overLogCap: true } as const) : {};
   // A suggestion no smaller than what was refused (reth can name the refused range itself) says nothing.
-  return { blocks: suggested !== undefined && suggested < size ? suggested : undefined };
+  if (working !== undefined && working < size) return { blocks: working, suggested: true, cap, ...counted };
+  return { blocks: working === undefined ? cap : undefined, cap, ...counted };
 }
+
+/** Alchemy's wording of its rule: any range is served while its answer holds at most that many logs. */
+const ANY_RANGE_UNDER_LOG_CAP = /any block range with a cap of/i;
 
 /** The size in blocks a refusal's words name, if any: a working range from `from`, or a stated cap. */
 export function suggestedBlocks(text: string, from: number): number | undefined {
   const message = bounded(text);
-  // "[0x10, 0x1f]" (Alchemy, Infura, zkSync) or "retry with the range 25766988-25775072" (reth).
+  return suggestedRange(message, from) ?? statedCap(message);
+}
+
+/** The working range from `from` a refusal names: "[0x10, 0x1f]" (Alchemy, Infura, zkSync), "range 16-100015" (reth). */
+function suggestedRange(message: string, from: number): number | undefined {
   const pair =
     /\[\s*(0x[0-9a-f]+)\s*,\s*(0x[0-9a-f]+)\s*\]/i.exec(message) ?? /range\s+(\d+)\s*-\s*(\d+)/i.exec(message);
-  if (pair) {
-    const end = Number(pair[2]);
-    if (Number.isSafeInteger(end) && end >= from && Number(pair[1]) <= from) return end - from + 1;
-  }
+  if (!pair) return undefined;
+  const end = Number(pair[2]);
+  return Number.isSafeInteger(end) && end >= from && Number(pair[1]) <= from ? end - from + 1 : undefined;
+}
+
+/** The cap in blocks a refusal's words state, if any. */
+function statedCap(message: string): number | undefined {
   const patterns = [
     // "limited to a 10,000 range" (QuickNode), "up to a 2K block range" (Alchemy), "limited to 1000 blocks".
     /(?:limited to|up to) (?:an? )?([\d,.]+k?) (?:blocks?|range|block range)/i,

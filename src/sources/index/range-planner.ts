@@ -6,6 +6,8 @@
  * still read: commits wait for block order, reads do not. Ranges are planned only as far as they are read, so a
  * size learnt from a refusal applies to the next ones and memory stays bounded. The caller commits them strictly
  * in line; a range that must be read again (refused, cut off, its end dense) is put back first in line, in pieces.
+ * While the sizer's size is a guess (the provider's largest promise, before any read showed the density), one range
+ * is read at a time.
  */
 import { LOGS_PER_RANGE, type RangeSizer } from "./range-sizer.js";
 
@@ -49,15 +51,17 @@ export class RangePlanner<T> {
     if (this.closed) return;
     let room = LOGS_IN_FLIGHT;
     const expected = (slot: Slot<T>) => (slot.to - slot.from + 1) * this.sizer.density;
+    // While the size is a guess (range-sizer.ts), one range at a time (the first in line always starts).
+    const concurrency = this.sizer.probing ? 1 : this.concurrency;
     for (const slot of this.line) {
       if (!slot.read) {
         const first = slot === this.line[0];
-        if (!first && (this.reading >= this.concurrency || expected(slot) > room)) return;
+        if (!first && (this.reading >= concurrency || expected(slot) > room)) return;
         this.begin(slot);
       }
       room -= expected(slot);
     }
-    while (this.reading < this.concurrency && this.line.length < 2 * this.concurrency && this.planned <= this.target) {
+    while (this.reading < concurrency && this.line.length < 2 * this.concurrency && this.planned <= this.target) {
       const slot: Slot<T> = { from: this.planned, to: Math.min(this.target, this.planned + this.sizer.size - 1) };
       if (expected(slot) > room && this.line.length > 0) return;
       this.line.push(slot);
@@ -90,12 +94,19 @@ export class RangePlanner<T> {
     return this.line.shift() as (Slot<T> & { read: Promise<T> }) | undefined;
   }
 
-  /** Puts a range back first in line as ranges of the size the sizer plans now (the provider refused it). */
+  /**
+   * Puts a range back first in line as ranges of the size the sizer plans now (the provider refused it, or it was
+   * planned before a density now known): as many as are read at once, then the rest as one range, planned again at
+   * its turn with what those reads showed (a dense stretch is often short: the rest is not cut to its size).
+   */
   inPieces(slot: Slot<T>): void {
     const pieces: Slot<T>[] = [];
-    for (let from = slot.from; from <= slot.to; from += this.sizer.size) {
-      pieces.push({ from, to: Math.min(slot.to, from + this.sizer.size - 1) });
+    const size = this.sizer.size;
+    let from = slot.from;
+    for (; from <= slot.to && pieces.length < this.concurrency; from += size) {
+      pieces.push({ from, to: Math.min(slot.to, from + size - 1) });
     }
+    if (from <= slot.to) pieces.push({ from, to: slot.to });
     this.line.unshift(...pieces);
   }
 

@@ -2,12 +2,19 @@
  * How many blocks the next `eth_getLogs` asks for: sized to the density of logs seen (about LOGS_PER_RANGE logs a
  * range), grown by doubling over sparse blocks, and shrunk by what the provider refuses.
  *
- * A refusal that states a size (Alchemy's "this block range should work: [0x…, 0x…]", QuickNode's "limited to a
- * 10,000 range", …) is taken at its word and never probed again. One that does not is halved, so that a working
- * size is found in at most log2 steps, and growing back later probes halfway between the size just read and the
- * size refused, never straight back to what failed. An answer cut off silently at a number of
- * logs teaches that number: ranges are then planned to hold half of it.
+ * Where the provider's range rule is known (providers.ts), the first range is the largest it promises to serve
+ * (Alchemy: any range while its answer holds at most 10K logs; Infura and QuickNode: 10,000 blocks), read alone
+ * until a read shows the density, so that one collection's sparse history is one call or a few. A refusal that
+ * suggests a working range for this request (Alchemy's "this block range should work: [0x…, 0x…]", Infura's
+ * `data`) is read as that piece and then the rest (fetcher.ts), not as a cap on every range. One that states a cap
+ * (QuickNode's "limited to a 10,000 range", Alchemy's free tier) is taken at its word and kept for the run. One
+ * that says neither is halved, so that a working size is found in at most log2 steps, and growing back later
+ * probes halfway between the size just read and the size refused, never straight back to what failed. An answer
+ * cut off silently at a number of logs teaches that number: ranges are then planned to hold half of it.
  */
+
+import type { RangeRefusal } from "./provider-errors.js";
+import type { LogRangeRule } from "./providers.js";
 import { RangeTooSlow, RpcAnswerTooLarge, type RpcError } from "./rpc.js";
 
 /** Logs one `eth_getLogs` aims at (memory holds about `concurrency` × this many logs). */
@@ -16,6 +23,24 @@ export const LOGS_PER_RANGE = 5_000;
 const LOG_BYTES = 500;
 /** Successful reads after which a size refused without a stated cap may be probed again. */
 const PROBE_AFTER = 50;
+/** Largest range where the provider states no rule: grown to by doubling from one block. */
+export const DEFAULT_MAX_RANGE = 2_000;
+/** "Any range" of a provider that caps only the logs of an answer (a safe integer however far it is added to). */
+const ANY_RANGE = 2 ** 40;
+
+/**
+ * A sizer for a provider's range rule: the largest range it may ask for (`maxRange` when given, else the rule's)
+ * and where it starts. Without a rule, one block doubling to DEFAULT_MAX_RANGE, as over a node of unknown limits.
+ */
+export function sizerFor(rule: LogRangeRule, maxRange?: number): RangeSizer {
+  const largest = Math.max(
+    1,
+    maxRange ?? rule.maxBlocks ?? (rule.logs !== undefined ? ANY_RANGE : (rule.blocks ?? DEFAULT_MAX_RANGE)),
+  );
+  const promised = rule.maxBlocks ?? (rule.logs !== undefined ? ANY_RANGE : rule.blocks);
+  if (promised === undefined) return new RangeSizer(largest, 1);
+  return new RangeSizer(largest, Math.min(largest, promised), true);
+}
 
 export class RangeSizer {
   /** Blocks of the next range. */
@@ -32,12 +57,24 @@ export class RangeSizer {
   /** Logs at which the provider was seen to cut an answer off silently. */
   private logCap = Number.POSITIVE_INFINITY;
 
+  /**
+   * The size is a guess, not learnt from a read: ranges are read one at a time (range-planner.ts) until a read
+   * shows the density, so that a guess too large for a dense chain is refused once, not once per range in flight.
+   */
+  probing: boolean;
+
   constructor(
     private readonly maxRange: number,
     first: number,
+    /**
+     * The provider's rule promises ranges up to `maxRange` (or states its refusals): `first` is read alone until
+     * the density is known, and over sparse blocks the size leaps to what the density allows rather than doubling.
+     */
+    private readonly promised = false,
   ) {
     this.size = Math.min(maxRange, first);
     this.ceiling = maxRange;
+    this.probing = promised;
   }
 
   /** Logs a range aims at: LOGS_PER_RANGE, or half a silent cap once one is known. */
@@ -55,6 +92,7 @@ export class RangeSizer {
 
   /** After `logs` logs came back for `blocks` blocks: grow (not past the ceiling, nor the target at this density). */
   read(blocks: number, logs: number): void {
+    this.probing = false;
     if (++this.sinceRefusal >= PROBE_AFTER && !this.stated) {
       this.ceiling = this.maxRange;
       this.refusedAt = Number.POSITIVE_INFINITY;
@@ -64,12 +102,27 @@ export class RangeSizer {
     // Doubling the size just read, not the current size that concurrent reads may have doubled already; after a
     // refusal, halfway to the size refused. A range smaller than the size (a piece of one read again, the end of
     // the chain) does not shrink it: only the density and the ceiling do.
-    const grown = this.refusedAt === Number.POSITIVE_INFINITY ? blocks * 2 : Math.floor((blocks + this.refusedAt) / 2);
+    const grown =
+      this.refusedAt !== Number.POSITIVE_INFINITY
+        ? Math.floor((blocks + this.refusedAt) / 2)
+        : this.promised
+          ? this.ceiling
+          : blocks * 2;
     this.size = Math.max(1, Math.min(this.ceiling, Math.max(blocks, grown, this.size), dense));
   }
 
-  /** The provider refused `blocks` blocks (`stated`: the size its words give, if any). */
-  refused(blocks: number, err: RpcError, stated: number | undefined): void {
+  /**
+   * The provider refused `blocks` blocks; `refusal`: what its words say. A suggested working range is not a cap:
+   * the fetcher reads it as a piece and the rest, and the sizer only stops guessing until that piece is read.
+   */
+  refused(blocks: number, err: RpcError, refusal: RangeRefusal = {}): void {
+    if (refusal.overLogCap) this.refusesOverCap = true;
+    if (refusal.suggested) {
+      if (refusal.cap !== undefined) this.capped(blocks, refusal.cap);
+      this.probing = true;
+      return;
+    }
+    const stated = refusal.blocks;
     if (err instanceof RpcAnswerTooLarge) {
       // Only says this stretch is dense: as dense as its size says at ~500 bytes a log.
       const suggested = Math.floor((blocks * err.limit) / ((err.bytes ?? err.limit * 2) * 2));
@@ -79,15 +132,28 @@ export class RangeSizer {
     }
     this.sinceRefusal = 0;
     if (stated !== undefined && !(err instanceof RangeTooSlow)) {
-      // Taken at its word, not probed again (each probe costs a refusal per range read at once).
-      this.ceiling = Math.min(this.ceiling, stated);
-      this.stated = true;
-      this.size = Math.max(1, Math.min(blocks - 1, this.size, stated));
+      this.capped(blocks, stated);
       return;
     }
     this.refusedAt = Math.min(this.refusedAt, blocks);
     this.ceiling = Math.min(this.ceiling, blocks - 1);
     this.size = Math.max(1, Math.min(this.size, Math.floor(blocks / 2)));
+  }
+
+  /** A cap the provider stated: taken at its word, not probed again (each probe costs a refusal per range in flight). */
+  private capped(blocks: number, cap: number): void {
+    this.sinceRefusal = 0;
+    this.ceiling = Math.min(this.ceiling, cap);
+    this.stated = true;
+    this.size = Math.max(1, Math.min(blocks - 1, this.size, cap));
+  }
+
+  /** The provider refused an answer for its count of logs: it refuses over its cap rather than cutting silently. */
+  refusesOverCap = false;
+
+  /** Whether the provider has shown that it cuts answers off silently. */
+  get seenCut(): boolean {
+    return Number.isFinite(this.logCap);
   }
 
   /** An answer of `logs` logs turned out cut off: plan ranges to hold half as many from now on. */

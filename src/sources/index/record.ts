@@ -2,8 +2,8 @@
  * The index record: one `ActivityRow` (the store's shape) from the decoder to the store, built here and nowhere else.
  *
  * A decoder's `Activity` becomes a row as soon as it is decoded, its price with it when it is a sale. Two columns are
- * known only later, and are filled in place: the block's `timestamp` once the range's headers are read
- * (`stampTimes`), and the `price_usd` of a sale priced before the range's first feed answer at its commit
+ * known only later, and are filled in place: the block's `timestamp` once the range's logs are all read, from the
+ * logs' own `blockTimestamp` or the block's header (`stampTimes`), and the `price_usd` of a sale priced before the range's first feed answer at its commit
  * (pricing.ts).
  */
 import type { Header } from "./completeness.js";
@@ -46,14 +46,31 @@ export function recordOf(a: Activity, price?: Price, shared: (value: string) => 
   };
 }
 
-/** Gives each record its block's timestamp, from the range's headers (records come in block order). */
-export function stampTimes(records: ActivityRow[], headers: ReadonlyMap<number, Header>): void {
+/** The blocks of these records whose logs carried no timestamp (`times`): their headers must tell. */
+export function timelessBlocks(
+  records: readonly ActivityRow[],
+  times: ReadonlyMap<number, number | null>,
+): Set<number> {
+  const out = new Set<number>();
+  for (const record of records) if ((times.get(record.block_number) ?? null) === null) out.add(record.block_number);
+  return out;
+}
+
+/**
+ * Gives each record its block's timestamp: as its logs carried it (`times`), else from the block's header (those of
+ * `timelessBlocks` read). Records come in block order.
+ */
+export function stampTimes(
+  records: ActivityRow[],
+  times: ReadonlyMap<number, number | null>,
+  headers: ReadonlyMap<number, Header>,
+): void {
   let block = -1;
   let timestamp = 0;
   for (const record of records) {
     if (record.block_number !== block) {
       block = record.block_number;
-      timestamp = hexToNumber(headers.get(block)!.timestamp);
+      timestamp = times.get(block) ?? hexToNumber(headers.get(block)!.timestamp);
     }
     record.timestamp = timestamp;
   }

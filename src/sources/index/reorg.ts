@@ -9,7 +9,7 @@ import { setTimeout as sleep } from "node:timers/promises";
 import { ChainmailError } from "../../core/errors.js";
 import type { Header, LagWait } from "./completeness.js";
 import { BATCH, type Fetcher } from "./fetcher.js";
-import { RPC_UPSTREAM } from "./rpc.js";
+import { hexToNumber, RPC_UPSTREAM } from "./rpc.js";
 import type { IndexStore } from "./store.js";
 
 /** Ranges in a row whose logs and headers may disagree before the run stops. */
@@ -26,10 +26,16 @@ export class Reorgs {
     private readonly signal: AbortSignal | undefined,
   ) {}
 
-  /** Whether the stored tip left the canonical chain (then it has been rolled back). */
-  async tipReorged(): Promise<boolean> {
+  /**
+   * Whether the stored tip left the canonical chain (then it has been rolled back). `latest`, the head's header
+   * just read, tells without a call where the tip is the head or its parent.
+   */
+  async tipReorged(latest?: Header): Promise<boolean> {
     const [tip] = await this.store.checkpoints(Number.MAX_SAFE_INTEGER, 1);
     if (!tip) return false;
+    const at = latest ? hexToNumber(latest.number) : undefined;
+    const known = at === tip.number ? latest?.hash : at === tip.number + 1 ? latest?.parentHash : undefined;
+    if (typeof known === "string" && known.toLowerCase() === tip.hash) return false;
     const header = await this.fetcher.header(tip.number);
     // No header is "not there yet" (a lagging backend), which says nothing of a reorg.
     if (!header || header.hash.toLowerCase() === tip.hash) return false;
