@@ -93,6 +93,12 @@ describe("range refusals", () => {
     });
   });
 
+  it("takes geth's and reth's 'beyond current head block' as a backend behind, not a range too large", () => {
+    const message = "block range extends beyond current head block";
+    expect(rangeRefusal({ code: -32602, message }, FROM, 100)).toBeUndefined();
+    expect(rangeRefusal({ code: -32000, message: "invalid block range: beyond head" }, FROM, 100)).toBeUndefined();
+  });
+
   it("takes a suggestion only when it is smaller than the range refused", () => {
     expect(rangeRefusal({ code: -32602, message: "this block range should work: [0x10, 0x1f]" }, FROM, 16)).toEqual({
       blocks: undefined,

@@ -9,7 +9,7 @@
  * pieces (refused, cut off, split) reads none twice; reorg handling reads them fresh (`headers`).
  */
 import type { Cut, Header } from "./completeness.js";
-import { rangeRefusal } from "./provider-errors.js";
+import { isBeyondHead, rangeRefusal } from "./provider-errors.js";
 import type { RangeSizer } from "./range-sizer.js";
 import type { ResultSlices } from "./result-slices.js";
 import { hexToNumber, RangeTooSlow, RpcAnswerTooLarge, type RpcClient, RpcError, toHex } from "./rpc.js";
@@ -126,7 +126,7 @@ export class Fetcher {
   /**
    * `eth_getLogs` over `[from, to]`; REFUSED when the provider refused the range's size, timed out on it or
    * answered HTTP 504 (the sizer then shrinks); a `Cut` where it suggested a smaller range that works (read as that
-   * piece, then the rest); null when it answered `null` (not there yet).
+   * piece, then the rest); null when it answered `null` or that the blocks are beyond its head (not there yet).
    */
   async logs(from: number, to: number): Promise<ResultSlices | null | typeof REFUSED | Cut> {
     const filter = logsFilter(this.filter, from, to);
@@ -138,6 +138,7 @@ export class Fetcher {
         splittable: size > 1,
       });
     } catch (err) {
+      if (err instanceof RpcError && isBeyondHead(err.rpcMessage)) return null;
       if (!(err instanceof RpcError) || size <= 1) throw err;
       const refusal =
         err instanceof RangeTooSlow || err instanceof RpcAnswerTooLarge ? {} : rangeRefusal(err, from, size);

@@ -64,7 +64,8 @@ export function rangeRefusal(
   size: number,
 ): RangeRefusal | undefined {
   const message = bounded(error.message);
-  if (isThrottling(error.code, message)) return undefined;
+  // "block range extends beyond current head block" is a backend behind the head, not a range too large.
+  if (isThrottling(error.code, message) || isBeyondHead(message)) return undefined;
   const sized = SIZE_CODES.has(error.code) || error.status === 413 || RANGE_WORDS.test(message);
   if (!sized) return undefined;
   const working = suggestedRange(message, from) ?? dataRange(error.data, from);
