@@ -1,6 +1,7 @@
 /** The `chainmail` command line as one commander program: every command, `--version`, and how usage errors read. */
 import { readFileSync } from "node:fs";
 import { Command } from "commander";
+import { checkSettings } from "../core/env.js";
 import { registerDemo } from "./commands/demo.js";
 import { registerIndexChain } from "./commands/index-chain.js";
 import { registerNodes } from "./commands/nodes.js";
@@ -21,7 +22,9 @@ export function buildProgram(): Command {
     .version(packageVersion(), "-V, --version", "print the version of chainmail")
     // A command's options come after its name (`chainmail watch status --config f`: --config is status's own).
     .enablePositionalOptions()
-    .exitOverride();
+    .exitOverride()
+    // Every setting is checked before any command runs: a bad one is named at start (exit 2), never found midway.
+    .hook("preAction", () => checkSettings(process.env));
   registerRun(program);
   registerNodes(program);
   registerIndexChain(program);
