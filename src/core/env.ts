@@ -359,7 +359,7 @@ export function ruleOf(schema: TSchema): string {
 }
 
 /** Spaces, control characters: a URL parser drops some of them silently, so they are refused first. */
-const SPACE_OR_CONTROL = new RegExp("[\\s\\x00-\\x1f\\x7f]");
+const SPACE_OR_CONTROL = /[\s\p{Cc}]/u;
 const SCHEMES: Record<Exclude<Format, "host">, string[]> = {
   "http-url": ["http:", "https:"],
   "smtp-url": ["smtp:", "smtps:"],
