@@ -55,11 +55,17 @@ describe("the environment schema", () => {
   });
 
   it("refuses a URL that is not an absolute http(s) one, naming the reason and never showing the value", () => {
-    const rule = "it must be an absolute http:// or https:// URL, e.g. http://localhost:8545.";
+    const endpoint = "it must be an absolute http:// or https:// URL, e.g. http://localhost:8545.";
     expect(refusal(() => loadConfig({ INDEX_RPC_URL: "localhost:8545" }))).toEqual({
-      error: `Setting INDEX_RPC_URL is invalid: it does not start with http:// or https://; ${rule}`,
+      error: `Setting INDEX_RPC_URL is invalid: it does not start with http:// or https://; ${endpoint}`,
       details: { code: "invalid_input", setting: "INDEX_RPC_URL" },
     });
+    // An endpoint may hold a path and a query (some providers take the key there).
+    expect(setting({ INDEX_RPC_URL: "https://rpc.example/v2/k?key=1" }, "INDEX_RPC_URL")).toBe(
+      "https://rpc.example/v2/k?key=1",
+    );
+    const base =
+      "it must be an absolute http:// or https:// URL, e.g. http://localhost:8545, without ?query or #fragment.";
     for (const [raw, reason] of [
       ["api.nftport.xyz", "it does not start with http:// or https://"],
       ["ftp://files.example", "it does not start with http:// or https://"],
@@ -67,13 +73,23 @@ describe("the environment schema", () => {
       ["http://example.com\n", "it holds a space or a control character"],
       ["http://[::1", "it is not a well-formed URL"],
       ["http://user:%zz@proxy.example", "its user or password holds a % not followed by two hex digits"],
+      ["http://example.com/v0?x=1", "it has a ?query or a #fragment"],
     ]) {
       expect(refusal(() => loadConfig({ NFTPORT_BASE_URL: raw })).error).toBe(
-        `Setting NFTPORT_BASE_URL is invalid: ${reason}; ${rule}`,
+        `Setting NFTPORT_BASE_URL is invalid: ${reason}; ${base}`,
       );
     }
-    for (const ok of ["http://localhost:8545", "https://user:p%40ss@proxy.example:3128/", "HTTPS://[::1]:8080/v2/key"])
+    // A base URL may have a path prefix (a gateway in front of the upstream).
+    expect(loadConfig({ NFTPORT_BASE_URL: "https://gw.example/nftport/" }).nftport.baseUrl).toBe(
+      "https://gw.example/nftport",
+    );
+    // A proxy is an origin, with a login if it needs one: undici refuses anything more.
+    for (const ok of ["http://localhost:3128", "https://user:p%40ss@proxy.example:3128/", "HTTP://[::1]:8080"])
       expect(setting({ HTTPS_PROXY: ok }, "HTTPS_PROXY")).toBe(ok);
+    for (const bad of ["http://proxy.example/path", "http://proxy.example?x", "http://proxy.example#a"])
+      expect(refusal(() => loadConfig({ HTTPS_PROXY: bad })).error).toBe(
+        "Setting HTTPS_PROXY is invalid: it has a path, a ?query or a #fragment; it must be an absolute http:// or https:// URL, e.g. http://localhost:3128, without a path, ?query or #fragment.",
+      );
     expect(refusal(() => loadConfig({ SMTP_URL: "smtp.example.com:587" })).error).toBe(
       "Setting SMTP_URL is invalid: it does not start with smtp:// or smtps://; it must be an smtp:// or smtps:// URL, e.g. smtps://user:password@smtp.example.com:465.",
     );
@@ -152,11 +168,21 @@ describe("the environment schema", () => {
         return (isIP(raw) !== 0 && !raw.includes("%")) || (name.test(raw) && !/^\d+$/.test(lastLabel));
       }
       if (schema["x-format"]) {
-        const schemes = schema["x-format"] === "http-url" ? ["http:", "https:"] : ["smtp:", "smtps:"];
+        const format = schema["x-format"];
+        const schemes = format === "smtp-url" ? ["smtp:", "smtps:"] : ["http:", "https:"];
         if (/[\s\p{Cc}]/u.test(raw) || !URL.canParse(raw)) return false;
         const url = new URL(raw);
+        const rest =
+          format === "proxy-url"
+            ? url.pathname + url.search + url.hash
+            : format === "base-url"
+              ? url.search + url.hash
+              : "";
         return (
-          schemes.includes(url.protocol) && raw.toLowerCase().startsWith(`${url.protocol}//`) && url.hostname !== ""
+          schemes.includes(url.protocol) &&
+          raw.toLowerCase().startsWith(`${url.protocol}//`) &&
+          url.hostname !== "" &&
+          (rest === "" || rest === "/")
         );
       }
       return schema.pattern === undefined || new RegExp(schema.pattern).test(raw);
@@ -164,7 +190,7 @@ describe("the environment schema", () => {
     const raws = fc.oneof(
       fc.string({ maxLength: 12 }),
       fc.integer({ min: -5, max: 70_000 }).map(String),
-      fc.webUrl(),
+      fc.webUrl({ withQueryParameters: true, withFragments: true, authoritySettings: { withUserInfo: true } }),
       fc.domain(),
       fc.ipV4(),
       fc.ipV6(),
@@ -186,7 +212,9 @@ describe("the environment schema", () => {
             expect(outcome).toBeInstanceOf(ChainmailError);
             expect((outcome as ChainmailError).toPayload().details).toEqual({ code: "invalid_input", setting: name });
             // The value is shown unless it may hold a secret (a URL); a form's refusal says what is wrong with it.
-            const shown = schema["x-secret"] ? "" : `=${JSON.stringify(raw)}`;
+            // …and at most 80 characters of it.
+            const json = JSON.stringify(raw);
+            const shown = schema["x-secret"] ? "" : `=${json.length > 80 ? `${json.slice(0, 77)}...` : json}`;
             const reason = schema["x-format"] ? "(it [^;]*; it )?" : "";
             const literal = (text: string) => text.replace(/[.*+?^${}()|[\]\\]/g, "\\$&");
             expect((outcome as ChainmailError).message).toMatch(

@@ -60,17 +60,39 @@ const duration = <D extends number | undefined = undefined>(min: number, d: Doc 
 const text = <D extends string | undefined = undefined>(d: Doc & { default?: D }) =>
   Type.String({ default: d.default, ...doc(d) }) as TString & Phantom<D>;
 
-/** The forms a string setting may be checked for beyond its schema (`formatProblem` holds the checks). */
-type Format = "http-url" | "smtp-url" | "host";
 /** What an upstream's URL must be (a setting's or a flag's, e.g. `--rpc`): see `urlProblem`. */
 export const HTTP_URL_RULE = "an absolute http:// or https:// URL, e.g. http://localhost:8545";
 /** What an address to listen on must be (`CHAINMAIL_HOST`, `--host`): see `isHost`. */
 export const HOST_RULE = "a host name or an IP address, e.g. 127.0.0.1, ::1 or localhost";
-const RULES: Record<Format, string> = {
-  "http-url": HTTP_URL_RULE,
-  "smtp-url": "an smtp:// or smtps:// URL, e.g. smtps://user:password@smtp.example.com:465",
-  host: HOST_RULE,
-};
+
+const HTTP = ["http:", "https:"];
+/**
+ * The URL forms a setting may take: its schemes, what it may hold after its origin, and its rule in words. An
+ * endpoint (INDEX_RPC_URL) may hold anything; a base URL that paths are appended to a path but no ?query or
+ * #fragment (they would end up in the middle); a proxy only its origin (undici refuses anything more).
+ */
+const URL_FORMS = {
+  "http-url": { schemes: HTTP, after: "anything", rule: HTTP_URL_RULE },
+  "base-url": {
+    schemes: HTTP,
+    after: "a path",
+    rule: "an absolute http:// or https:// URL, e.g. http://localhost:8545, without ?query or #fragment",
+  },
+  "proxy-url": {
+    schemes: HTTP,
+    after: "nothing",
+    rule: "an absolute http:// or https:// URL, e.g. http://localhost:3128, without a path, ?query or #fragment",
+  },
+  "smtp-url": {
+    schemes: ["smtp:", "smtps:"],
+    after: "anything",
+    rule: "an smtp:// or smtps:// URL, e.g. smtps://user:password@smtp.example.com:465",
+  },
+} as const;
+type UrlForm = keyof typeof URL_FORMS;
+/** The forms a string setting may be checked for beyond its schema (`formatProblem` holds the checks). */
+type Format = UrlForm | "host";
+const ruleOfFormat = (format: Format): string => (format === "host" ? HOST_RULE : URL_FORMS[format].rule);
 /**
  * A string of one `Format`. A URL may hold a key (a provider's RPC URL) or a password (a proxy's, SMTP's): its value
  * is never shown in a refusal (`x-secret`).
@@ -79,11 +101,11 @@ const formatted = <D extends string | undefined = undefined>(format: Format, d: 
   Type.String({
     default: d.default,
     "x-format": format,
-    "x-rule": RULES[format],
+    "x-rule": ruleOfFormat(format),
     ...(format === "host" ? {} : { "x-secret": true }),
     ...doc(d),
   }) as TString & Phantom<D>;
-const url = <D extends string | undefined = undefined>(d: Doc & { default?: D }) => formatted("http-url", d);
+const baseUrl = <D extends string | undefined = undefined>(d: Doc & { default?: D }) => formatted("base-url", d);
 const oneOf = <const T extends string>(values: readonly T[], d: Doc & { default: NoInfer<T> }) =>
   Type.Union(
     values.map((v) => Type.Literal(v)),
@@ -133,7 +155,7 @@ export const EnvSchema = Type.Object({
     description: "where the three retrievers read from",
     default: "nftport",
   }),
-  NFTPORT_BASE_URL: url({
+  NFTPORT_BASE_URL: baseUrl({
     group: retrievers,
     description: "origin of the NFTPort-compatible upstream",
     default: "https://api.nftport.xyz",
@@ -142,7 +164,7 @@ export const EnvSchema = Type.Object({
     group: retrievers,
     description: "operator's NFTPort key, used when a caller gives no `params.api_key`",
   }),
-  OPENSEA_BASE_URL: url({
+  OPENSEA_BASE_URL: baseUrl({
     group: retrievers,
     description: "origin of the OpenSea-compatible upstream",
     default: "https://api.opensea.io",
@@ -176,7 +198,7 @@ export const EnvSchema = Type.Object({
     description: "the library that opens SQLite files",
     shown: "`node` on Node 22.13+, else `better-sqlite3`",
   }),
-  INDEX_RPC_URL: url({
+  INDEX_RPC_URL: formatted("http-url", {
     group: retrievers,
     description: "JSON-RPC endpoint `chainmail index` follows (`--rpc` overrides); OpenSea's blocks",
   }),
@@ -205,7 +227,7 @@ export const EnvSchema = Type.Object({
     description: "how long a block's logs may stay incomplete at the provider before the index stops",
     default: 180_000,
   }),
-  CHAINMAIL_SERVICE_URL: url({
+  CHAINMAIL_SERVICE_URL: baseUrl({
     group: retrievers,
     description: "with `NFT_SOURCE=service`: where another `chainmail serve` listens",
   }),
@@ -218,7 +240,7 @@ export const EnvSchema = Type.Object({
     description: "where `email-send` delivers",
     default: "mailjet",
   }),
-  MAILJET_BASE_URL: url({
+  MAILJET_BASE_URL: baseUrl({
     group: email,
     description: "origin of the Mailjet-compatible upstream",
     default: "https://api.mailjet.com",
@@ -281,8 +303,8 @@ export const EnvSchema = Type.Object({
     description: "total time across attempts and waits; no retry starts past it",
     default: 120_000,
   }),
-  HTTPS_PROXY: url({ group: calls, description: "proxy for https upstream calls (also `https_proxy`)" }),
-  HTTP_PROXY: url({ group: calls, description: "proxy for http upstream calls (also `http_proxy`)" }),
+  HTTPS_PROXY: formatted("proxy-url", { group: calls, description: "proxy for https upstream calls (also `https_proxy`)" }),
+  HTTP_PROXY: formatted("proxy-url", { group: calls, description: "proxy for http upstream calls (also `http_proxy`)" }),
   NO_PROXY: text({ group: calls, description: "hosts reached without the proxy (also `no_proxy`)" }),
   CHAINMAIL_PORT: int(0, 65_535, {
     group: service,
@@ -360,19 +382,16 @@ export function ruleOf(schema: TSchema): string {
 
 /** Spaces, control characters: a URL parser drops some of them silently, so they are refused first. */
 const SPACE_OR_CONTROL = /[\s\p{Cc}]/u;
-const SCHEMES: Record<Exclude<Format, "host">, string[]> = {
-  "http-url": ["http:", "https:"],
-  "smtp-url": ["smtp:", "smtps:"],
-};
 
 /**
- * What is wrong with `raw` as an absolute URL of one of `schemes` (`["http:", "https:"]`), in words that never
- * repeat it (it may hold a key or a password); undefined when nothing is. Also for a flag's URL (`--rpc`).
+ * What is wrong with `raw` as a URL of one form (by default an http(s) endpoint), in words that never repeat it (it
+ * may hold a key or a password); undefined when nothing is. Also for a flag's URL (`--rpc`).
  */
-export function urlProblem(raw: string, schemes: readonly string[] = SCHEMES["http-url"]): string | undefined {
+export function urlProblem(raw: string, form: UrlForm = "http-url"): string | undefined {
+  const { schemes, after } = URL_FORMS[form];
   if (SPACE_OR_CONTROL.test(raw)) return "it holds a space or a control character";
   const scheme = /^([a-z][a-z0-9+.-]*:)\/\//i.exec(raw)?.[1]?.toLowerCase();
-  if (scheme === undefined || !schemes.includes(scheme))
+  if (scheme === undefined || !(schemes as readonly string[]).includes(scheme))
     return `it does not start with ${schemes.map((s) => `${s}//`).join(" or ")}`;
   let parsed: URL;
   try {
@@ -388,6 +407,9 @@ export function urlProblem(raw: string, schemes: readonly string[] = SCHEMES["ht
   } catch {
     return "its user or password holds a % not followed by two hex digits";
   }
+  if (after === "a path" && (parsed.search || parsed.hash)) return "it has a ?query or a #fragment";
+  if (after === "nothing" && (parsed.pathname !== "/" || parsed.search || parsed.hash))
+    return "it has a path, a ?query or a #fragment";
   return undefined;
 }
 
@@ -415,7 +437,7 @@ function formatProblem(schema: TSchema, raw: string): string | undefined {
   const format = schema["x-format"] as Format | undefined;
   if (format === undefined) return undefined;
   if (format === "host") return isHost(raw) ? undefined : "it is neither a host name nor an IP address";
-  return urlProblem(raw, SCHEMES[format]);
+  return urlProblem(raw, format);
 }
 
 /** A value as a refusal shows it: at most 80 characters of its JSON. */
@@ -477,7 +499,7 @@ export function checkSettings(env: Env): void {
 function briefRule(schema: TSchema): string {
   if (schema.anyOf) return (schema.anyOf as TSchema[]).map((s) => `\`${s.const}\``).join(", ");
   if (schema.type === "integer") return `${schema.minimum} to ${schema.maximum}`;
-  if (typeof schema["x-rule"] === "string") return schema["x-rule"].replace(/, e\.g\. .*$/, "");
+  if (typeof schema["x-rule"] === "string") return schema["x-rule"].replace(/, e\.g\. [^,]*,?/, "");
   return "any text";
 }
 
