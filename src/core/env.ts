@@ -303,8 +303,14 @@ export const EnvSchema = Type.Object({
     description: "total time across attempts and waits; no retry starts past it",
     default: 120_000,
   }),
-  HTTPS_PROXY: formatted("proxy-url", { group: calls, description: "proxy for https upstream calls (also `https_proxy`)" }),
-  HTTP_PROXY: formatted("proxy-url", { group: calls, description: "proxy for http upstream calls (also `http_proxy`)" }),
+  HTTPS_PROXY: formatted("proxy-url", {
+    group: calls,
+    description: "proxy for https upstream calls (also `https_proxy`)",
+  }),
+  HTTP_PROXY: formatted("proxy-url", {
+    group: calls,
+    description: "proxy for http upstream calls (also `http_proxy`)",
+  }),
   NO_PROXY: text({ group: calls, description: "hosts reached without the proxy (also `no_proxy`)" }),
   CHAINMAIL_PORT: int(0, 65_535, {
     group: service,
