@@ -110,6 +110,12 @@ describe("the environment schema", () => {
     expect(refusal(() => checkSettings({ https_proxy: "x" })).error).toMatch(/^Setting https_proxy is invalid: /);
   });
 
+  it("shows at most 256 characters of a value", () => {
+    expect(refusal(() => setting({ NFT_SOURCE: "x".repeat(10_000) }, "NFT_SOURCE")).error).toBe(
+      `Setting NFT_SOURCE="${"x".repeat(252)}... is invalid: must be one of nftport, index, opensea, index+opensea, service.`,
+    );
+  });
+
   it("refuses a listen address that is neither a host name nor an IP address, showing it", () => {
     for (const ok of ["127.0.0.1", "0.0.0.0", "::", "::1", "::ffff:127.0.0.1", "localhost", "my-host.local."])
       expect(setting({ CHAINMAIL_HOST: ok }, "CHAINMAIL_HOST")).toBe(ok);
@@ -212,9 +218,9 @@ describe("the environment schema", () => {
             expect(outcome).toBeInstanceOf(ChainmailError);
             expect((outcome as ChainmailError).toPayload().details).toEqual({ code: "invalid_input", setting: name });
             // The value is shown unless it may hold a secret (a URL); a form's refusal says what is wrong with it.
-            // …and at most 80 characters of it.
+            // …and at most 256 characters of it.
             const json = JSON.stringify(raw);
-            const shown = schema["x-secret"] ? "" : `=${json.length > 80 ? `${json.slice(0, 77)}...` : json}`;
+            const shown = schema["x-secret"] ? "" : `=${json.length > 256 ? `${json.slice(0, 253)}...` : json}`;
             const reason = schema["x-format"] ? "(it [^;]*; it )?" : "";
             const literal = (text: string) => text.replace(/[.*+?^${}()|[\]\\]/g, "\\$&");
             expect((outcome as ChainmailError).message).toMatch(

@@ -446,10 +446,10 @@ function formatProblem(schema: TSchema, raw: string): string | undefined {
   return urlProblem(raw, format);
 }
 
-/** A value as a refusal shows it: at most 80 characters of its JSON. */
+/** A value as a refusal shows it: its JSON, cut at 256 characters (a variable may hold megabytes). */
 const shownValue = (raw: string): string => {
   const text = JSON.stringify(raw);
-  return text.length > 80 ? `${text.slice(0, 77)}...` : text;
+  return text.length > 256 ? `${text.slice(0, 253)}...` : text;
 };
 
 /** The value of `raw` under `name` (a schema variable, or its lower-case alias), or its refusal. */
