@@ -25,6 +25,7 @@ import {
 } from "../src/core/env.js";
 import { ChainmailError } from "../src/core/errors.js";
 import { parseJson } from "../src/core/json.js";
+import { startServer } from "../src/server/index.js";
 import { type CliResult, runCli } from "./helpers.js";
 import { type MailjetServer, startMailjet } from "./upstreams/mailjet.js";
 import { type NftportServer, startNftport, VALID_KEY } from "./upstreams/nftport.js";
@@ -172,6 +173,18 @@ describe("the issue's settings, through the built CLI", () => {
       expectRefusedAtStart(out, "MAILJET_BASE_URL", URL_RULE);
       expect(out.stderr, name).toMatch(/does not start with http:\/\/ or https:\/\//);
     }
+  });
+
+  it("the library's startServer checks every setting too, even one a given option stands in for", async () => {
+    const refused = await startServer({ config: loadConfig({ CHAINMAIL_PORT: "http" }), port: 0 }).then(
+      () => undefined,
+      (err: unknown) => err,
+    );
+    expect(refused).toBeInstanceOf(ChainmailError);
+    expect((refused as ChainmailError).toPayload()).toEqual({
+      error: 'Setting CHAINMAIL_PORT="http" is invalid: must be an integer from 0 to 65535.',
+      details: { code: "invalid_input", setting: "CHAINMAIL_PORT" },
+    });
   });
 
   it("--help and --version still answer under a bad setting", async () => {

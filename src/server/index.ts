@@ -1,6 +1,6 @@
 /** The HTTP service: `startServer` for the CLI and the demo, `buildApp` for tests. */
 import type { Config } from "../core/config.js";
-import { setting } from "../core/env.js";
+import { checkSettings, setting } from "../core/env.js";
 import { ChainmailError } from "../core/errors.js";
 import { buildApp, type LoggerOption } from "./app.js";
 
@@ -30,6 +30,8 @@ export interface RunningServer {
  * (default credentials configured without CHAINMAIL_TOKENS) or invalid.
  */
 export async function startServer(options: ServerOptions = {}): Promise<RunningServer> {
+  // Every setting at start, as every command checks them: a bad one is named now, not at the first request.
+  checkSettings(options.config?.env ?? process.env);
   const app = await buildApp({
     ...(options.config ? { config: options.config } : {}),
     ...(options.logger !== undefined ? { logger: options.logger } : {}),
