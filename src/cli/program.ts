@@ -32,7 +32,7 @@ Where records come from and where mail goes (environment variables):
   EMAIL_TRANSPORT=outbox    .eml files in OUTBOX_DIR (default ./data/outbox), nothing sent
 
 Every setting is checked before a command runs: a bad one is named (exit 2).
-All settings: docs/configuration.md.`;
+All settings: docs/configuration.md in the chainmail repository.`;
 
 export function buildProgram(): Command {
   const program = new Command()
