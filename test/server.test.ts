@@ -346,10 +346,10 @@ describe("access control", () => {
 
   it("refuses a body limit or request timeout that is not a positive integer, naming the setting", async () => {
     await expect(serve({ CHAINMAIL_BODY_LIMIT_BYTES: "0" })).rejects.toThrow(
-      'Setting CHAINMAIL_BODY_LIMIT_BYTES="0" is invalid: must be an integer >= 1.',
+      'Setting CHAINMAIL_BODY_LIMIT_BYTES="0" is invalid: must be an integer from 1 to 268435456.',
     );
     await expect(serve({ CHAINMAIL_REQUEST_TIMEOUT_MS: "5s" })).rejects.toThrow(
-      'Setting CHAINMAIL_REQUEST_TIMEOUT_MS="5s" is invalid: must be an integer >= 1.',
+      'Setting CHAINMAIL_REQUEST_TIMEOUT_MS="5s" is invalid: must be an integer from 1 to 2147483647 (ms; Node\'s longest timer, about 24.8 days).',
     );
   });
 

@@ -92,7 +92,7 @@ function upstream(env: Env, prefix: Upstream, baseUrl: string): UpstreamConfig {
   const timeoutMs = setting(env, "CHAINMAIL_TIMEOUT_MS");
   const maxRetries = setting(env, "CHAINMAIL_MAX_RETRIES");
   return {
-    baseUrl: trimSlashes(env[`${prefix}_BASE_URL`] || baseUrl),
+    baseUrl: trimSlashes(baseUrl),
     timeoutMs: setting(env, `${prefix}_TIMEOUT_MS`) ?? timeoutMs,
     retry: {
       maxRetries: setting(env, `${prefix}_MAX_RETRIES`) ?? maxRetries,

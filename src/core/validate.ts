@@ -294,7 +294,9 @@ function describe(portName: string, error: ValueError, holdsSecrets = false): Vi
     error.type === ValueErrorType.ObjectRequiredProperty ||
     (error.value === undefined && error.type !== ValueErrorType.ObjectAdditionalProperties);
   if (missing) {
-    return { field, rule: "required", message: `${field} is required` };
+    // A credential's schema says what a caller without one can do instead (`x-missing`): the settings that stand in.
+    const instead = typeof schema["x-missing"] === "string" ? `: ${schema["x-missing"]}` : "";
+    return { field, rule: "required", message: `${field} is required${instead}` };
   }
   if (error.type === ValueErrorType.ObjectAdditionalProperties) {
     // TypeBox reports the unknown key itself: its path ends with the key, `schema` is the enclosing object.

@@ -76,14 +76,24 @@ const credential = {
   "x-rule": `a non-empty string of at most ${MAX_CREDENTIAL_LENGTH} characters, without line breaks or control characters`,
 } as const;
 
+/** What a caller without Mailjet credentials can do instead (the message of a missing one says it). */
+const MISSING_LOGIN =
+  "give the Mailjet API key here (and its secret key as params.password), or set MAILJET_API_KEY and MAILJET_SECRET_KEY, or send another way with EMAIL_TRANSPORT=smtp|outbox (`chainmail --help` lists them)";
+
 export const EmailParams = Type.Object(
   {
     // Both go into a login (HTTP Basic, SMTP AUTH) and are secrets: never echoed, scrubbed from every answer.
     "user id": Type.String({
       ...credential,
       description: "Mailjet API key (or SMTP user)",
+      "x-missing": MISSING_LOGIN,
     }),
-    password: Type.String({ ...credential, description: "Mailjet secret key (or SMTP password)" }),
+    password: Type.String({
+      ...credential,
+      description: "Mailjet secret key (or SMTP password)",
+      "x-missing":
+        "give the Mailjet secret key here, or set MAILJET_SECRET_KEY with MAILJET_API_KEY, or EMAIL_TRANSPORT=smtp|outbox",
+    }),
   },
   // Holds credentials: no value given here is ever echoed in an error, wherever in it the mistake is.
   { additionalProperties: false, title: "Params: mail provider credentials", "x-secret": true },

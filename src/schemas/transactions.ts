@@ -249,6 +249,9 @@ export const NftParams = Type.Object(
       "x-secret": true,
       "x-rule":
         "a string an HTTP header can carry (at most 1024 visible Latin-1 characters, no line breaks or control characters, no space at either end)",
+      // What a caller without a key can do instead (the message of a missing key says it).
+      "x-missing":
+        "give the source's API key here, or set NFTPORT_API_KEY (OPENSEA_API_KEY with NFT_SOURCE=opensea), or read from another source with NFT_SOURCE=index|opensea (`chainmail --help` lists them)",
     }),
     chain: Type.Optional(Chain),
   },

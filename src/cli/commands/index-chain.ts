@@ -5,6 +5,7 @@
 import { setFlagsFromString } from "node:v8";
 import type { Command } from "commander";
 import { defaultConfig } from "../../core/config.js";
+import { HTTP_URL_RULE, urlProblem } from "../../core/env.js";
 import { displayTarget } from "../../db/database.js";
 import type { IndexProgress } from "../../sources/index/indexer.js";
 import { integerOption, required, UsageError } from "../io.js";
@@ -77,11 +78,9 @@ export function registerIndexChain(program: Command): void {
       const config = defaultConfig();
       const rpcUrl = options.rpc ?? config.indexRpc.url;
       if (!rpcUrl) throw new UsageError("--rpc <url> is required (or set INDEX_RPC_URL)");
-      try {
-        new URL(rpcUrl);
-      } catch {
-        throw new UsageError("--rpc is not a URL");
-      }
+      // INDEX_RPC_URL was checked at start; the flag by the same rule (its value may hold a key: never shown).
+      const problem = urlProblem(rpcUrl);
+      if (problem) throw new UsageError(`--rpc is invalid: ${problem}; it must be ${HTTP_URL_RULE}.`);
       const priceFeed = addresses("--price-feed", options.priceFeed);
       if (priceFeed && priceFeed.length !== 1) throw new UsageError("--price-feed takes one address");
       const contracts = addresses("--contracts", options.contracts);

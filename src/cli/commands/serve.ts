@@ -1,6 +1,7 @@
 /** `chainmail serve [--port N] [--host H]`: the HTTP service, JSON logs on stdout, graceful stop on SIGTERM/SIGINT. */
 import type { Command } from "commander";
-import { integerOption } from "../io.js";
+import { HOST_RULE, isHost } from "../../core/env.js";
+import { integerOption, UsageError } from "../io.js";
 
 interface ServeOptions {
   port?: string;
@@ -15,6 +16,8 @@ export function registerServe(program: Command): void {
     .option("-H, --host <host>", "address to listen on (default: CHAINMAIL_HOST or 127.0.0.1)")
     .action(async (options: ServeOptions) => {
       const port = integerOption("--port", options.port, 65535);
+      if (options.host !== undefined && !isHost(options.host))
+        throw new UsageError(`--host ${JSON.stringify(options.host)} is invalid: must be ${HOST_RULE}`);
       const { startServer } = await import("../../server/index.js");
       const server = await startServer({
         ...(port !== undefined ? { port } : {}),

@@ -8,6 +8,7 @@
  */
 import { createRequire } from "node:module";
 import type { Dispatcher } from "undici";
+import { proxySettings } from "../env.js";
 import type { UpstreamPool } from "../upstream-pool.js";
 import { dispatcherPool } from "./dispatcher.js";
 import { NodeHttpPool } from "./node-http.js";
@@ -29,9 +30,8 @@ const load = (id: string): unknown => createRequire(import.meta.url)(id);
 
 /** The pools of one proxy setting, shared by every config that has it. */
 export function poolsFor(env: Env): UpstreamPools {
-  const httpProxy = env.HTTP_PROXY ?? env.http_proxy;
-  const httpsProxy = env.HTTPS_PROXY ?? env.https_proxy;
-  const noProxy = env.NO_PROXY ?? env.no_proxy;
+  // Checked here, named when refused: undici would say only "Invalid URL", and at the first call.
+  const { httpProxy, httpsProxy, noProxy } = proxySettings(env);
   const key = JSON.stringify([httpProxy, httpsProxy, noProxy]);
   let pools = chosen.get(key);
   if (!pools) {
