@@ -11,6 +11,7 @@ import { CommanderError } from "commander";
 import fc from "fast-check";
 import { afterAll, describe, expect, it } from "vitest";
 import { buildProgram } from "../src/cli/program.js";
+import { urlProblem } from "../src/core/env.js";
 import { ChainmailError } from "../src/core/errors.js";
 import { indexChain } from "../src/sources/index/indexer.js";
 import { MAX_VERIFY_URL, verifyRpcProblem } from "../src/sources/index/verify.js";
@@ -43,7 +44,7 @@ const REASONS = [
 /** Whether `value` is what the second endpoint must be: printable ASCII, an absolute http(s) URL, not `RPC`. */
 function acceptable(value: string): boolean {
   if (value.length > MAX_VERIFY_URL || !/^[!-~]+$/.test(value) || !/^https?:\/\/[^\\/?#]/i.test(value)) return false;
-  if (!URL.canParse(value)) return false;
+  if (!URL.canParse(value) || urlProblem(value) !== undefined) return false;
   const url = new URL(value);
   return (url.protocol === "http:" || url.protocol === "https:") && url.hostname !== "" && url.href !== RPC;
 }

@@ -207,6 +207,14 @@ const URL_REASONS = [
   "its user or password holds a % not followed by two hex digits",
 ];
 
+describe("a URL's host is as written", () => {
+  it("http:///x names no host: the URL parser would mend it into a host x", () => {
+    for (const raw of ["http:///x", "https:///&"]) expect(urlProblem(raw)).toBe("it names no host");
+    for (const raw of ["http://?x", "http://#x", "http://\\\\x"]) expect(urlProblem(raw)).toBeDefined();
+    expect(urlProblem("http://x/")).toBeUndefined();
+  });
+});
+
 describe("random values of URL, host and number settings", () => {
   const kinds = (format: string) =>
     (Object.keys(EnvSchema.properties) as EnvName[]).filter((name) => {

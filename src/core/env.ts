@@ -405,7 +405,8 @@ export function urlProblem(raw: string, form: UrlForm = "http-url"): string | un
   } catch {
     return "it is not a well-formed URL";
   }
-  if (parsed.hostname === "") return "it names no host";
+  // "http:///x" parses, the parser mending it into a host "x": a host must follow the "//" as written.
+  if (parsed.hostname === "" || /^[a-z][a-z0-9+.-]*:\/\/[\\/?#]/i.test(raw)) return "it names no host";
   try {
     // The user and password are read decoded: a `%` not followed by two hex digits could not be.
     decodeURIComponent(parsed.username);

@@ -13,6 +13,8 @@
  *   is never stored: it is read again after a pause, until they agree or the wait's budget is spent. A second
  *   endpoint that cannot be read stops the run, naming it: it is never skipped.
  */
+
+import { urlProblem } from "../../core/env.js";
 import { ChainmailError } from "../../core/errors.js";
 import { isBloom } from "./bloom.js";
 import { type Cut, HEAD_CHECK_DEPTH, type Header, type NotYet, readReceipts, type Watch } from "./completeness.js";
@@ -40,15 +42,9 @@ export function verifyRpcProblem(url: unknown, rpcUrl: string | undefined): stri
   const absolute = "must be an absolute http:// or https:// URL";
   if (typeof url !== "string") return absolute;
   if (url.length > MAX_VERIFY_URL) return `must be at most ${MAX_VERIFY_URL} characters`;
-  // Nothing the URL parser would quietly drop or mend: printable ASCII only (no spaces), the scheme spelt out.
-  if (!/^https?:\/\/[^\\/?#]/i.test(url) || !/^[!-~]+$/.test(url)) return absolute;
-  let parsed: URL;
-  try {
-    parsed = new URL(url);
-  } catch {
-    return absolute;
-  }
-  if (parsed.hostname === "") return absolute;
+  // The form every URL setting has (core/env.ts), in printable ASCII only: nothing the URL parser would quietly mend.
+  if (!/^[!-~]+$/.test(url) || urlProblem(url) !== undefined) return absolute;
+  const parsed = new URL(url);
   if (rpcUrl !== undefined && URL.canParse(rpcUrl) && new URL(rpcUrl).href === parsed.href) {
     return "names the endpoint being indexed: the second endpoint must be another one";
   }
