@@ -1,0 +1,269 @@
+/**
+ * How fast the JSON-RPC client calls a metered endpoint: every request waits its turn in a token bucket priced by
+ * the provider's costs (providers.ts; counted as requests where it does not price calls), so the index spends the
+ * budget at the pace the provider allows instead of running into its throttling and pausing.
+ *
+ * - The rate starts at 0.9× the plan: the one the user states (INDEX_RPC_CU_PER_SECOND /
+ *   INDEX_RPC_REQUESTS_PER_SECOND: a fixed cap, never exceeded), else the provider's smallest plan, doubled every
+ *   half second while the bucket holds calls back and nothing is throttled (the user's plan may be larger: slow
+ *   start); with neither, calls are not paced until the first throttling, which sets the rate to a share of what
+ *   went through in the second before it.
+ * - Throttling (HTTP 429, a batch item's 429, -32005 "limit exceeded") lowers the rate multiplicatively, at most
+ *   once per half second; half seconds held back without throttling raise it additively. Never below a floor.
+ * - 429s that keep coming at the same share however slow it goes are not the budget's: they are taken as
+ *   independent failures (the rate goes back to where it was, and they are asked again at once) until the share
+ *   of throttled calls rises clearly above theirs.
+ * - A batch is cut into pieces that cost at most about a second of the plan: a larger one never fits a provider's
+ *   one-second window and would be throttled for ever.
+ * It also counts what was spent: calls by method, units, throttled calls, for the usage report.
+ */
+import { costOf, type Provider } from "./providers.js";
+
+export interface PacerOptions {
+  provider: Provider;
+  /** The user's plan, when stated: a cap in the provider's units or in requests per second. */
+  unitsPerSecond?: number | undefined;
+  requestsPerSecond?: number | undefined;
+  /** Waits `ms` (the client's HTTP engine's timer, aborted with the client). */
+  wait: (ms: number) => Promise<void>;
+  now?: () => number;
+}
+
+/** What the client spent, for `chainmail index`'s report. */
+export interface RpcUsage {
+  /** Calls sent, by method (batch items one by one; calls asked again counted again). */
+  calls: Record<string, number>;
+  /** Units billed by the provider's table ("CU"); absent where it does not price calls. */
+  units?: number | undefined;
+  unit: string;
+  /** Share of the calls answered with throttling. */
+  throttledShare: number;
+  /** The pace the client settled on, in `unit` per second; absent while unpaced. */
+  rate?: number | undefined;
+  /** True when the rate is the user's stated cap. */
+  stated: boolean;
+  /** True when the 429s were judged independent of the pace. */
+  randomThrottling: boolean;
+}
+
+/** Share of the plan the pacing starts at: the rest is room for other clients and the window's edges. */
+const START_SHARE = 0.9;
+/** Rate adjustments happen at most this often. */
+const STEP_MS = 500;
+/** Multiplicative decrease on throttling. */
+const DECREASE = 0.7;
+/** Additive increase per step, as a share of the rate at the last decrease. */
+const INCREASE = 0.05;
+/** The bucket holds this long at the current rate (bursts stay short). */
+const BURST_MS = 200;
+/** Item outcomes an epoch needs before its throttled share is compared. */
+const MIN_SAMPLES = 40;
+/** Outcomes remembered for the recent throttled share. */
+const RECENT = 64;
+
+interface Epoch {
+  rate: number;
+  items: number;
+  throttled: number;
+}
+
+export class Pacer {
+  readonly unit: string;
+  /** Units per second the bucket refills at; undefined: not paced (yet). */
+  private rate: number | undefined;
+  private readonly cap: number | undefined;
+  private readonly floor: number;
+  /** Cost above which a batch is cut into pieces. */
+  readonly maxPieceCost: number | undefined;
+  private readonly priced: boolean;
+  private tokens: number;
+  private last: number;
+  private slowStart: boolean;
+  private readonly slowStartAllowed: boolean;
+  /** Set when the rate fell for the budget's 429s after independent ones were recognised. */
+  private budgetSeen = false;
+  /** When the rate last changed, whether anything was held back since, and the rate at the last decrease. */
+  private stepAt: number;
+  private heldBack = false;
+  private decreasedFrom: number | undefined;
+  private lastDecrease = Number.NEGATIVE_INFINITY;
+  /** Throttled shares per rate epoch, for telling the budget's 429s from independent ones. */
+  private previous: Epoch | undefined;
+  private epoch: Epoch = { rate: 0, items: 0, throttled: 0 };
+  /** Set once 429s are judged independent: their share. */
+  private randomShare: number | undefined;
+  private recent: boolean[] = [];
+  /** Units sent in the last second (for the first rate of an unpaced client). */
+  private sent: { at: number; cost: number }[] = [];
+  private readonly now: () => number;
+  private readonly counts = { calls: {} as Record<string, number>, units: 0, items: 0, throttled: 0 };
+
+  constructor(private readonly options: PacerOptions) {
+    this.now = options.now ?? Date.now;
+    const { provider } = options;
+    this.priced = provider.costs !== undefined && options.requestsPerSecond === undefined;
+    this.unit = this.priced ? provider.unit! : "requests";
+    const stated = this.priced ? options.unitsPerSecond : options.requestsPerSecond;
+    const plan = stated ?? (this.priced ? provider.unitsPerSecond : provider.requestsPerSecond);
+    this.cap = stated;
+    this.rate = plan === undefined ? undefined : plan * START_SHARE;
+    this.slowStart = stated === undefined && plan !== undefined;
+    this.slowStartAllowed = stated === undefined;
+    // About one call a second at the least.
+    this.floor = Math.max(this.priced ? provider.costs!.other : 1, plan === undefined ? 0 : plan * 0.02);
+    this.maxPieceCost = plan === undefined ? undefined : Math.max(this.floor, plan * START_SHARE);
+    this.tokens = this.capacity();
+    this.last = this.now();
+    this.stepAt = this.last;
+    this.epoch.rate = this.rate ?? 0;
+  }
+
+  /** What `calls` cost in the pacer's unit. */
+  cost(calls: readonly { method: string }[]): number {
+    return this.priced ? costOf(this.options.provider, calls)! : calls.length;
+  }
+
+  /** Waits until `calls` may be sent at the paced rate, and counts them as sent. */
+  async take(calls: readonly { method: string }[]): Promise<void> {
+    const cost = this.cost(calls);
+    for (const call of calls) this.counts.calls[call.method] = (this.counts.calls[call.method] ?? 0) + 1;
+    this.counts.units += cost;
+    this.counts.items += calls.length;
+    const now = this.now();
+    this.adjust(now);
+    this.note(now, cost);
+    if (this.rate === undefined) return;
+    this.refill(now);
+    // Reserved now (the bucket may go into debt), sent once the debt is paid: callers keep their order.
+    this.tokens -= cost;
+    if (this.tokens < 0) {
+      this.heldBack = true;
+      await this.options.wait((-this.tokens / this.rate) * 1000);
+    }
+  }
+
+  /**
+   * An answer to `items` calls, `throttled` of them throttled. Lowers the rate when the throttling is the
+   * budget's; judges it independent when its share stays the same at a lower rate.
+   */
+  answered(items: number, throttled: number): void {
+    this.counts.throttled += throttled;
+    this.epoch.items += items;
+    this.epoch.throttled += throttled;
+    for (let i = 0; i < items; i++) this.recent.push(i < throttled);
+    if (this.recent.length > RECENT) this.recent.splice(0, this.recent.length - RECENT);
+    if (throttled === 0) return;
+    const now = this.now();
+    if (this.randomShare !== undefined) {
+      // Independent 429s: asked again at once, unless the share rose clearly above theirs (the budget's too).
+      if (this.recent.length < RECENT / 2 || this.recentShare() <= this.randomShare * 1.3 + 0.1) return;
+    }
+    if (now - this.lastDecrease < STEP_MS) return;
+    if (this.judgedRandom()) return;
+    this.decrease(now);
+  }
+
+  /** Calls held back while the provider asked to wait (`Retry-After`): the bucket starts empty after it. */
+  pausedFor(): void {
+    this.tokens = Math.min(this.tokens, 0);
+  }
+
+  usage(): RpcUsage {
+    const { calls, units, items, throttled } = this.counts;
+    return {
+      calls: { ...calls },
+      ...(this.priced ? { units } : {}),
+      unit: this.unit,
+      throttledShare: items === 0 ? 0 : throttled / items,
+      ...(this.rate === undefined ? {} : { rate: Math.round(this.rate) }),
+      stated: this.cap !== undefined,
+      randomThrottling: this.randomShare !== undefined,
+    };
+  }
+
+  /** The rate now, in `unit` per second (undefined while unpaced). */
+  get currentRate(): number | undefined {
+    return this.rate;
+  }
+
+  private capacity(): number {
+    return this.rate === undefined ? 0 : (this.rate * BURST_MS) / 1000;
+  }
+
+  private refill(now: number): void {
+    this.tokens = Math.min(this.capacity(), this.tokens + ((now - this.last) * this.rate!) / 1000);
+    this.last = now;
+  }
+
+  /** Slow start and additive increase, once per step held back by the bucket without throttling. */
+  private adjust(now: number): void {
+    if (this.rate === undefined || now - this.stepAt < STEP_MS) return;
+    const held = this.heldBack;
+    this.stepAt = now;
+    this.heldBack = false;
+    if (!held || now - this.lastDecrease < STEP_MS) return;
+    this.refill(now);
+    const raised = this.slowStart ? this.rate * 2 : this.rate + INCREASE * (this.decreasedFrom ?? this.rate);
+    this.setRate(this.cap === undefined ? raised : Math.min(raised, this.cap));
+  }
+
+  private decrease(now: number): void {
+    this.slowStart = false;
+    this.lastDecrease = now;
+    if (this.rate === undefined) {
+      // Unpaced until now: a share of what went through in the last second.
+      const sent = this.sent.reduce((sum, s) => sum + s.cost, 0);
+      this.rate = Math.max(this.floor, sent * DECREASE);
+      this.tokens = 0;
+      this.last = now;
+      this.decreasedFrom = sent;
+      this.epoch = { rate: this.rate, items: 0, throttled: 0 };
+    } else {
+      this.refill(now);
+      this.decreasedFrom = this.rate;
+      this.setRate(Math.max(this.floor, this.rate * DECREASE));
+      this.tokens = Math.min(this.tokens, 0);
+    }
+    if (this.randomShare !== undefined) this.budgetSeen = true;
+  }
+
+  /**
+   * Whether the last two rates show the 429s independent of the rate: under a budget, what gets through stays
+   * the same (the share throttled falls as the rate does); independent 429s keep their share. Judged so, the
+   * rate goes back to the earlier one.
+   */
+  private judgedRandom(): boolean {
+    const before = this.previous;
+    const now = this.epoch;
+    if (!before || now.items < MIN_SAMPLES || now.rate >= before.rate) return false;
+    const s1 = before.throttled / before.items;
+    const s2 = now.throttled / now.items;
+    if (s1 >= 0.95 || s2 >= 0.95 || s2 < 0.5 * s1) return false;
+    // Under a budget, (1 - s2) / (1 - s1) = before.rate / now.rate; independent 429s keep it at 1.
+    const servedRatio = (1 - s2) / (1 - s1);
+    if (servedRatio >= 1 + 0.5 * (before.rate / now.rate - 1)) return false;
+    this.randomShare = Math.max(s1, s2);
+    this.setRate(before.rate);
+    // Nothing says the budget was reached: slow start goes on where it may.
+    this.slowStart = this.slowStartAllowed && !this.budgetSeen;
+    return true;
+  }
+
+  private recentShare(): number {
+    return this.recent.filter(Boolean).length / this.recent.length;
+  }
+
+  private setRate(rate: number): void {
+    if (rate !== this.rate) {
+      this.previous = this.epoch.items >= MIN_SAMPLES ? this.epoch : this.previous;
+      this.epoch = { rate, items: 0, throttled: 0 };
+    }
+    this.rate = rate;
+  }
+
+  private note(now: number, cost: number): void {
+    if (this.rate !== undefined) return;
+    this.sent.push({ at: now, cost });
+    while (this.sent.length > 0 && this.sent[0]!.at < now - 1000) this.sent.shift();
+  }
+}
