@@ -56,16 +56,25 @@ const DECREASE = 0.7;
 const INCREASE = 0.05;
 /** The bucket holds this long at the current rate (bursts stay short). */
 const BURST_MS = 200;
-/** Item outcomes an epoch needs before its throttled share is compared. */
-const MIN_SAMPLES = 40;
+/** Answers an epoch needs before its throttled share is compared (or the rate lowered again soon). */
+const MIN_ANSWERS = 8;
+/** Without that many answers, the rate is lowered again after this long. */
+const EPOCH_MS = 3_000;
+/** Epochs remembered. */
+const HISTORY = 8;
 /** Outcomes remembered for the recent throttled share. */
 const RECENT = 64;
 
+/** Calls answered between two decreases: how many, how many throttled, and the rate they went at (summed). */
 interface Epoch {
-  rate: number;
+  rateSum: number;
+  answers: number;
   items: number;
   throttled: number;
 }
+
+const newEpoch = (): Epoch => ({ rateSum: 0, answers: 0, items: 0, throttled: 0 });
+const rateOf = (epoch: Epoch) => epoch.rateSum / epoch.items;
 
 export class Pacer {
   readonly unit: string;
@@ -87,9 +96,9 @@ export class Pacer {
   private heldBack = false;
   private decreasedFrom: number | undefined;
   private lastDecrease = Number.NEGATIVE_INFINITY;
-  /** Throttled shares per rate epoch, for telling the budget's 429s from independent ones. */
-  private previous: Epoch | undefined;
-  private epoch: Epoch = { rate: 0, items: 0, throttled: 0 };
+  /** Throttled shares of the last rate epochs, for telling the budget's 429s from independent ones. */
+  private history: Epoch[] = [];
+  private epoch: Epoch = newEpoch();
   /** Set once 429s are judged independent: their share. */
   private randomShare: number | undefined;
   private recent: boolean[] = [];
@@ -115,7 +124,6 @@ export class Pacer {
     this.tokens = this.capacity();
     this.last = this.now();
     this.stepAt = this.last;
-    this.epoch.rate = this.rate ?? 0;
   }
 
   /** What `calls` cost in the pacer's unit. */
@@ -148,8 +156,10 @@ export class Pacer {
    */
   answered(items: number, throttled: number): void {
     this.counts.throttled += throttled;
+    this.epoch.answers++;
     this.epoch.items += items;
     this.epoch.throttled += throttled;
+    this.epoch.rateSum += (this.rate ?? 0) * items;
     for (let i = 0; i < items; i++) this.recent.push(i < throttled);
     if (this.recent.length > RECENT) this.recent.splice(0, this.recent.length - RECENT);
     if (throttled === 0) return;
@@ -158,8 +168,10 @@ export class Pacer {
       // Independent 429s: asked again at once, unless the share rose clearly above theirs (the budget's too).
       if (this.recent.length < RECENT / 2 || this.recentShare() <= this.randomShare * 1.3 + 0.1) return;
     }
-    if (now - this.lastDecrease < STEP_MS) return;
-    if (this.judgedRandom()) return;
+    // One decrease per step, and only once the rate now has been tried on enough calls (or for a while).
+    const since = now - this.lastDecrease;
+    if (since < STEP_MS || (this.epoch.answers < MIN_ANSWERS && since < EPOCH_MS)) return;
+    if (this.randomShare === undefined && this.judgedRandom()) return;
     this.decrease(now);
   }
 
@@ -217,7 +229,6 @@ export class Pacer {
       this.tokens = 0;
       this.last = now;
       this.decreasedFrom = sent;
-      this.epoch = { rate: this.rate, items: 0, throttled: 0 };
     } else {
       this.refill(now);
       this.decreasedFrom = this.rate;
@@ -225,25 +236,36 @@ export class Pacer {
       this.tokens = Math.min(this.tokens, 0);
     }
     if (this.randomShare !== undefined) this.budgetSeen = true;
+    this.nextEpoch();
+  }
+
+  private nextEpoch(): void {
+    if (this.epoch.answers >= MIN_ANSWERS) this.history = [...this.history.slice(-(HISTORY - 1)), this.epoch];
+    this.epoch = newEpoch();
   }
 
   /**
-   * Whether the last two rates show the 429s independent of the rate: under a budget, what gets through stays
-   * the same (the share throttled falls as the rate does); independent 429s keep their share. Judged so, the
-   * rate goes back to the earlier one.
+   * Whether the rate now and one at least twice as high show the 429s independent of the rate: under a budget, what
+   * gets through stays the same however fast calls are sent (the share throttled falls as the rate does);
+   * independent 429s keep their share, so what gets through falls with the rate. Judged so, the rate goes back to
+   * the higher one.
    */
   private judgedRandom(): boolean {
-    const before = this.previous;
     const now = this.epoch;
-    if (!before || now.items < MIN_SAMPLES || now.rate >= before.rate) return false;
-    const s1 = before.throttled / before.items;
     const s2 = now.throttled / now.items;
-    if (s1 >= 0.95 || s2 >= 0.95 || s2 < 0.5 * s1) return false;
-    // Under a budget, (1 - s2) / (1 - s1) = before.rate / now.rate; independent 429s keep it at 1.
-    const servedRatio = (1 - s2) / (1 - s1);
-    if (servedRatio >= 1 + 0.5 * (before.rate / now.rate - 1)) return false;
-    this.randomShare = Math.max(s1, s2);
-    this.setRate(before.rate);
+    // A clear share of 429s (a few at the budget's edge say nothing), not every call (an outage).
+    const clear = (share: number) => share >= 0.1 && share < 0.95;
+    if (now.answers < MIN_ANSWERS || !clear(s2)) return false;
+    const r2 = rateOf(now);
+    const before = this.history.findLast((e) => rateOf(e) >= 1.9 * r2 && clear(e.throttled / e.items));
+    if (!before) return false;
+    const s1 = before.throttled / before.items;
+    const r1 = rateOf(before);
+    // Under a budget what got through is the same at both rates (1); independent 429s make it r2 / r1 (≤ 0.53).
+    if (((1 - s2) * r2) / ((1 - s1) * r1) >= 0.75) return false;
+    this.randomShare = s2;
+    this.setRate(Math.max(this.rate ?? 0, r1));
+    this.nextEpoch();
     // Nothing says the budget was reached: slow start goes on where it may.
     this.slowStart = this.slowStartAllowed && !this.budgetSeen;
     return true;
@@ -254,10 +276,6 @@ export class Pacer {
   }
 
   private setRate(rate: number): void {
-    if (rate !== this.rate) {
-      this.previous = this.epoch.items >= MIN_SAMPLES ? this.epoch : this.previous;
-      this.epoch = { rate, items: 0, throttled: 0 };
-    }
     this.rate = rate;
   }
 
