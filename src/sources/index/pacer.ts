@@ -91,6 +91,11 @@ export class Pacer {
   private readonly slowStartAllowed: boolean;
   /** Set when the rate fell for the budget's 429s after independent ones were recognised. */
   private budgetSeen = false;
+  /**
+   * After throttling of every call (an outage, or a burst the rate had no part in): the rate to double back to
+   * once calls are served again.
+   */
+  private recoverTo: number | undefined;
   /** When the rate last changed, whether anything was held back since, and the rate at the last decrease. */
   private stepAt: number;
   private heldBack = false;
@@ -215,16 +220,26 @@ export class Pacer {
     this.heldBack = false;
     if (!held || now - this.lastDecrease < STEP_MS) return;
     this.refill(now);
-    const raised = this.slowStart ? this.rate * 2 : this.rate + INCREASE * (this.decreasedFrom ?? this.rate);
+    const recovering = this.recoverTo !== undefined && this.rate < this.recoverTo;
+    if (!recovering) this.recoverTo = undefined;
+    const raised = recovering
+      ? Math.min(this.recoverTo!, this.rate * 2)
+      : this.slowStart
+        ? this.rate * 2
+        : this.rate + INCREASE * (this.decreasedFrom ?? this.rate);
     this.setRate(this.cap === undefined ? raised : Math.min(raised, this.cap));
   }
 
   private decrease(now: number): void {
+    const everyCall = this.epoch.items > 0 && this.epoch.throttled === this.epoch.items;
+    // Every call refused says nothing of the rate: once served again, back to it (unpaced before: doubling on).
+    if (!everyCall) this.recoverTo = undefined;
+    else this.recoverTo ??= this.rate === undefined ? Number.POSITIVE_INFINITY : this.rate;
     this.slowStart = false;
     this.lastDecrease = now;
     if (this.rate === undefined) {
       // Unpaced until now: a share of what went through in the last second.
-      const sent = this.sent.reduce((sum, s) => sum + s.cost, 0);
+      const sent = this.sentLastSecond();
       this.rate = Math.max(this.floor, sent * DECREASE);
       this.tokens = 0;
       this.last = now;
@@ -277,6 +292,10 @@ export class Pacer {
 
   private setRate(rate: number): void {
     this.rate = rate;
+  }
+
+  private sentLastSecond(): number {
+    return this.sent.reduce((sum, s) => sum + s.cost, 0);
   }
 
   private note(now: number, cost: number): void {
