@@ -46,7 +46,7 @@ async function indexThrough(name: string, metering: Metering, env: Record<string
 
 const total = (counts: Record<string, number>) => Object.values(counts).reduce((sum, n) => sum + n, 0);
 
-describe("the index through a metered endpoint", () => {
+describe("the index through a metered endpoint", { timeout: 120_000 }, () => {
   it("reports the calls and compute units the provider billed (no budget)", async () => {
     const run = await indexThrough("clean", {});
     expect(run.code, run.stderr).toBe(0);
@@ -65,12 +65,15 @@ describe("the index through a metered endpoint", () => {
     // Every throttled call was asked again: the share the report gives is the proxy's.
     expect(run.reported!.rpc.throttled_share).toBeCloseTo(total(run.meter.throttled) / total(run.meter.calls), 3);
     expect(run.reported!.rpc.rate_per_second).toBeGreaterThan(0);
+    expect(total(run.meter.throttled)).toBeGreaterThan(0);
   });
 
   it("keeps to a 10-second bucket answered with per-item 429 inside 200 batches (throttled items not billed)", async () => {
-    const run = await indexThrough("item429", { unitsPerSecond: 500, window: "bucket", flavour: "item" });
+    // A bucket of 1,500 CU, less than the run needs: it empties.
+    const run = await indexThrough("item429", { unitsPerSecond: 150, window: "bucket", flavour: "item" });
     expect(run.code, run.stderr).toBe(0);
     expect(run.rows).toEqual(chain.baseline);
+    expect(total(run.meter.throttled)).toBeGreaterThan(0);
     expect(run.reported!.rpc.calls).toEqual(run.meter.calls);
     expect(run.reported!.rpc.cu).toBeGreaterThanOrEqual(run.meter.units);
   });
@@ -79,6 +82,7 @@ describe("the index through a metered endpoint", () => {
     const run = await indexThrough("retryafter", { unitsPerSecond: 660, retryAfterSeconds: 1 });
     expect(run.code, run.stderr).toBe(0);
     expect(run.rows).toEqual(chain.baseline);
+    expect(total(run.meter.throttled)).toBeGreaterThan(0);
   });
 
   for (const flavour of ["http", "item"] as const) {
