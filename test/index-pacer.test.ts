@@ -65,7 +65,7 @@ async function simulate(sim: Simulation) {
     }
     if (refused) throttled++;
     else served += cost;
-    pacer.answered(calls.length, refused ? calls.length : 0);
+    pacer.answered(calls.length, refused ? calls.length : 0, cost);
     rates.push(pacer.currentRate ?? 0);
   }
   return { pacer, rates, served, throttled, clock };

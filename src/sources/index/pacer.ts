@@ -54,12 +54,16 @@ const STEP_MS = 500;
 const DECREASE = 0.7;
 /** Additive increase per step, as a share of the rate at the last decrease. */
 const INCREASE = 0.05;
+/** Longest single wait of the queue before the rate is looked at again. */
+const PUMP_STEP_MS = 100;
 /** The bucket holds this long at the current rate (bursts stay short). */
 const BURST_MS = 200;
 /** Answers an epoch needs before its throttled share is compared (or the rate lowered again soon). */
 const MIN_ANSWERS = 8;
 /** Without that many answers, the rate is lowered again after this long. */
 const EPOCH_MS = 3_000;
+/** No call served for this long is an outage, not a budget. */
+const OUTAGE_MS = 1_500;
 /** Epochs remembered. */
 const HISTORY = 8;
 /** Outcomes remembered for the recent throttled share. */
@@ -67,13 +71,27 @@ const RECENT = 64;
 
 /** Calls answered between two decreases: how many, how many throttled, and the rate they went at (summed). */
 interface Epoch {
+  start: number;
+  end: number;
   rateSum: number;
   answers: number;
   items: number;
   throttled: number;
+  /** Units of the calls served. */
+  served: number;
 }
 
-const newEpoch = (): Epoch => ({ rateSum: 0, answers: 0, items: 0, throttled: 0 });
+const newEpoch = (start: number): Epoch => ({
+  start,
+  end: start,
+  rateSum: 0,
+  answers: 0,
+  items: 0,
+  throttled: 0,
+  served: 0,
+});
+/** Units served per second over an epoch. */
+const throughput = (epoch: Epoch) => (epoch.served * 1000) / Math.max(1, epoch.end - epoch.start);
 const rateOf = (epoch: Epoch) => epoch.rateSum / epoch.items;
 
 export class Pacer {
@@ -103,13 +121,18 @@ export class Pacer {
   private lastDecrease = Number.NEGATIVE_INFINITY;
   /** Throttled shares of the last rate epochs, for telling the budget's 429s from independent ones. */
   private history: Epoch[] = [];
-  private epoch: Epoch = newEpoch();
+  private epoch: Epoch;
   /** Set once 429s are judged independent: their share. */
   private randomShare: number | undefined;
   private recent: boolean[] = [];
   /** Units sent in the last second (for the first rate of an unpaced client). */
   private sent: { at: number; cost: number }[] = [];
   private readonly now: () => number;
+  /** Requests waiting for the bucket, in order. */
+  private readonly queue: { cost: number; resolve: () => void; reject: (err: unknown) => void }[] = [];
+  private pumping = false;
+  /** When a call was last served. */
+  private lastServed: number;
   private readonly counts = { calls: {} as Record<string, number>, units: 0, items: 0, throttled: 0 };
 
   constructor(private readonly options: PacerOptions) {
@@ -129,6 +152,8 @@ export class Pacer {
     this.tokens = this.capacity();
     this.last = this.now();
     this.stepAt = this.last;
+    this.lastServed = this.last;
+    this.epoch = newEpoch(this.last);
   }
 
   /** What `calls` cost in the pacer's unit. */
@@ -146,12 +171,44 @@ export class Pacer {
     this.adjust(now);
     this.note(now, cost);
     if (this.rate === undefined) return;
-    this.refill(now);
-    // Reserved now (the bucket may go into debt), sent once the debt is paid: callers keep their order.
-    this.tokens -= cost;
-    if (this.tokens < 0) {
-      this.heldBack = true;
-      await this.options.wait((-this.tokens / this.rate) * 1000);
+    await new Promise<void>((resolve, reject) => {
+      this.queue.push({ cost, resolve, reject });
+      void this.pump();
+    });
+  }
+
+  /**
+   * Lets waiting requests go in order as the bucket fills. The wait is re-planned in short steps, so a rate that
+   * rose meanwhile (throttling over) is used at once. A request costing more than the bucket holds goes once it is
+   * full, and leaves it in debt.
+   */
+  private async pump(): Promise<void> {
+    if (this.pumping) return;
+    this.pumping = true;
+    try {
+      while (this.queue.length > 0) {
+        const now = this.now();
+        this.adjust(now);
+        if (this.rate === undefined) break;
+        this.refill(now);
+        const head = this.queue[0]!;
+        const need = Math.min(head.cost, this.capacity());
+        if (this.tokens >= need) {
+          this.tokens -= head.cost;
+          this.queue.shift();
+          head.resolve();
+          continue;
+        }
+        this.heldBack = true;
+        // At least a millisecond: the clock's grain (a shorter wait could find the bucket unchanged for ever).
+        await this.options.wait(Math.max(1, Math.min(PUMP_STEP_MS, ((need - this.tokens) / this.rate) * 1000)));
+      }
+      for (const waiter of this.queue.splice(0)) waiter.resolve();
+    } catch (err) {
+      // Aborted: every waiting request fails with it.
+      for (const waiter of this.queue.splice(0)) waiter.reject(err);
+    } finally {
+      this.pumping = false;
     }
   }
 
@@ -159,16 +216,19 @@ export class Pacer {
    * An answer to `items` calls, `throttled` of them throttled. Lowers the rate when the throttling is the
    * budget's; judges it independent when its share stays the same at a lower rate.
    */
-  answered(items: number, throttled: number): void {
+  answered(items: number, throttled: number, cost = items): void {
     this.counts.throttled += throttled;
+    this.epoch.served += items === 0 ? 0 : (cost * (items - throttled)) / items;
+    this.epoch.end = this.now();
     this.epoch.answers++;
     this.epoch.items += items;
     this.epoch.throttled += throttled;
     this.epoch.rateSum += (this.rate ?? 0) * items;
     for (let i = 0; i < items; i++) this.recent.push(i < throttled);
     if (this.recent.length > RECENT) this.recent.splice(0, this.recent.length - RECENT);
-    if (throttled === 0) return;
     const now = this.now();
+    if (throttled < items) this.lastServed = now;
+    if (throttled === 0) return;
     if (this.randomShare !== undefined) {
       // Independent 429s: asked again at once, unless the share rose clearly above theirs (the budget's too).
       if (this.recent.length < RECENT / 2 || this.recentShare() <= this.randomShare * 1.3 + 0.1) return;
@@ -231,7 +291,8 @@ export class Pacer {
   }
 
   private decrease(now: number): void {
-    const everyCall = this.epoch.items > 0 && this.epoch.throttled === this.epoch.items;
+    // Nothing served for over a second: no budget refuses every call of a whole window.
+    const everyCall = now - this.lastServed > OUTAGE_MS;
     // Every call refused says nothing of the rate: once served again, back to it (unpaced before: doubling on).
     if (!everyCall) this.recoverTo = undefined;
     else this.recoverTo ??= this.rate === undefined ? Number.POSITIVE_INFINITY : this.rate;
@@ -255,12 +316,16 @@ export class Pacer {
   }
 
   private nextEpoch(): void {
-    if (this.epoch.answers >= MIN_ANSWERS) this.history = [...this.history.slice(-(HISTORY - 1)), this.epoch];
-    this.epoch = newEpoch();
+    // An epoch of a second or more: what a one-second window let through is averaged over it.
+    const epoch = this.epoch;
+    if (epoch.answers >= MIN_ANSWERS && epoch.end - epoch.start >= 1000) {
+      this.history = [...this.history.slice(-(HISTORY - 1)), epoch];
+    }
+    this.epoch = newEpoch(this.now());
   }
 
   /**
-   * Whether the rate now and one at least twice as high show the 429s independent of the rate: under a budget, what
+   * Whether the rate now and one at least 1.4× as high show the 429s independent of the rate: under a budget, what
    * gets through stays the same however fast calls are sent (the share throttled falls as the rate does);
    * independent 429s keep their share, so what gets through falls with the rate. Judged so, the rate goes back to
    * the higher one.
@@ -270,14 +335,14 @@ export class Pacer {
     const s2 = now.throttled / now.items;
     // A clear share of 429s (a few at the budget's edge say nothing), not every call (an outage).
     const clear = (share: number) => share >= 0.1 && share < 0.95;
-    if (now.answers < MIN_ANSWERS || !clear(s2)) return false;
+    if (now.answers < MIN_ANSWERS || now.end - now.start < 1000 || !clear(s2)) return false;
     const r2 = rateOf(now);
-    const before = this.history.findLast((e) => rateOf(e) >= 1.9 * r2 && clear(e.throttled / e.items));
+    const before = this.history.findLast((e) => rateOf(e) >= 1.4 * r2 && clear(e.throttled / e.items));
     if (!before) return false;
-    const s1 = before.throttled / before.items;
     const r1 = rateOf(before);
-    // Under a budget what got through is the same at both rates (1); independent 429s make it r2 / r1 (≤ 0.53).
-    if (((1 - s2) * r2) / ((1 - s1) * r1) >= 0.75) return false;
+    // Under a budget what got through per second is the same at both rates (1); independent 429s make it r2 / r1
+    // (0.71 at most): judged by which it is nearer.
+    if (throughput(now) / throughput(before) >= (1 + r2 / r1) / 2) return false;
     this.randomShare = s2;
     this.setRate(Math.max(this.rate ?? 0, r1));
     this.nextEpoch();

@@ -301,7 +301,7 @@ export class RpcClient {
       if (err instanceof Retryable && err.kind === "throttle") throttled = calls.length;
       throw err;
     } finally {
-      this.pacer.answered(calls.length, throttled);
+      this.pacer.answered(calls.length, throttled, this.pacer.cost(calls));
     }
   }
 
