@@ -10,6 +10,8 @@
  *   went through in the second before it.
  * - Throttling (HTTP 429, a batch item's 429, -32005 "limit exceeded") lowers the rate multiplicatively, at most
  *   once per half second; half seconds held back without throttling raise it additively. Never below a floor.
+ *   Every call refused for over a second and a half is an outage, not a budget: once served again, the rate
+ *   doubles back to where it was.
  * - 429s that keep coming at the same share however slow it goes are not the budget's: they are taken as
  *   independent failures (the rate goes back to where it was, and they are asked again at once) until the share
  *   of throttled calls rises clearly above theirs.
