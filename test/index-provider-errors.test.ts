@@ -132,6 +132,10 @@ describe("throttling, batch refusals, unknown blocks", () => {
     expect(isThrottling(-32005, "daily request count exceeded, request rate limited")).toBe(true);
     expect(isThrottling(-32005, "project ID request rate exceeded")).toBe(true);
     expect(isThrottling(-32005, "query returned more than 10000 results")).toBe(false);
+    // A bare "limit exceeded" under -32005 is a rate limiter's; a range cap names what it limits.
+    expect(isThrottling(-32005, "limit exceeded")).toBe(true);
+    expect(isThrottling(-32000, "limit exceeded")).toBe(false);
+    expect(isThrottling(-32005, "block range limit exceeded 5000")).toBe(false);
   });
 
   it("recognises a refused batch", () => {

@@ -214,12 +214,12 @@ export const EnvSchema = Type.Object({
   }),
   INDEX_RPC_CU_PER_SECOND: int(1, MAX_PER_SECOND, {
     group: retrievers,
-    description: "your plan's compute units (or credits) per second: the index never asks for more",
-    shown: "learnt from the provider's throttling",
+    description: "your plan's compute units (or credits) per second: the index paces its calls to it, never above",
+    shown: "0.9× the provider's smallest plan (Alchemy: 330), raised or lowered by its throttling",
   }),
   INDEX_RPC_REQUESTS_PER_SECOND: int(1, MAX_PER_SECOND, {
     group: retrievers,
-    description: "your plan's requests per second: the index never sends more",
+    description: "your plan's requests per second: the index paces its calls to it (counted as requests), never above",
     shown: "learnt from the provider's throttling",
   }),
   INDEX_RPC_LAG_BUDGET_MS: duration(0, {

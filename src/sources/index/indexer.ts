@@ -22,6 +22,7 @@ import { LagWait, Watch } from "./completeness.js";
 import { MAINNET_ETH_TOKENS, TOPIC } from "./decode.js";
 import { Fetcher, REFUSED } from "./fetcher.js";
 import { LogDecoder } from "./log-decoder.js";
+import type { RpcUsage } from "./pacer.js";
 import { Pricing } from "./pricing.js";
 import { rangeRefusal } from "./provider-errors.js";
 import { providerOf } from "./providers.js";
@@ -91,6 +92,8 @@ export interface IndexChainResult {
    * a swap, a malformed event. Counted so that nothing is dropped silently.
    */
   unknownLogs: number;
+  /** What the run spent at the JSON-RPC node: calls, units, throttled share, the pace it settled on. */
+  rpc: RpcUsage;
 }
 
 export interface IndexProgress {
@@ -98,7 +101,17 @@ export interface IndexProgress {
   head: number;
   records: number;
   unknownLogs: number;
+  /** What was spent at the JSON-RPC node so far. */
+  rpc: RpcUsage;
 }
+
+const NOTHING_SPENT: RpcUsage = {
+  calls: {},
+  unit: "requests",
+  throttledShare: 0,
+  stated: false,
+  randomThrottling: false,
+};
 
 const NFT_TOPICS: string[] = [TOPIC.transfer, TOPIC.transferSingle, TOPIC.transferBatch, TOPIC.consecutiveTransfer];
 const DEFAULT_CONCURRENCY = 4;
@@ -115,7 +128,9 @@ export async function indexChain(options: IndexChainOptions): Promise<IndexChain
         onWait: () => options.onWriter?.("waiting"),
       });
     } catch (err) {
-      if (options.signal?.aborted) return { lastBlock: (await store.lastBlock()) ?? -1, records: 0, unknownLogs: 0 };
+      if (options.signal?.aborted) {
+        return { lastBlock: (await store.lastBlock()) ?? -1, records: 0, unknownLogs: 0, rpc: NOTHING_SPENT };
+      }
       throw err;
     }
     try {
@@ -174,6 +189,9 @@ class Indexer {
       throttleBudgetMs: options.follow ? Number.POSITIVE_INFINITY : config.indexRpc.throttleBudgetMs,
       onNotice: options.onNotice,
       signal: options.signal,
+      provider,
+      unitsPerSecond: config.indexRpc.unitsPerSecond,
+      requestsPerSecond: config.indexRpc.requestsPerSecond,
     };
     const rpc = new RpcClient(options.rpcUrl, rpcOptions);
     this.fetcher = new Fetcher(rpc, { topics, addresses }, this.sizer);
@@ -191,7 +209,14 @@ class Indexer {
     const watch = new Watch(topics, addresses);
     const verifier = HeadVerifier.of(options, {
       rpc,
-      client: (url) => new RpcClient(url, rpcOptions),
+      // The second endpoint is paced by its own provider's rules: the stated plan is the first endpoint's.
+      client: (url) =>
+        new RpcClient(url, {
+          ...rpcOptions,
+          provider: providerOf(undefined, url),
+          unitsPerSecond: undefined,
+          requestsPerSecond: undefined,
+        }),
       watch,
       filter: { topics, addresses },
       headers: (numbers) => this.fetcher.headers(numbers),
@@ -234,11 +259,22 @@ class Indexer {
     } catch (err) {
       if (!signal?.aborted) throw toIndexError(err, this.fetcher.rpc.origin);
     }
-    return { lastBlock: (await this.nextBlock()) - 1, records: this.written, unknownLogs: this.unknownLogs };
+    return {
+      lastBlock: (await this.nextBlock()) - 1,
+      records: this.written,
+      unknownLogs: this.unknownLogs,
+      rpc: this.fetcher.rpc.usage(),
+    };
   }
 
   private progress(block: number, head: number): void {
-    this.options.onProgress?.({ block, head, records: this.written, unknownLogs: this.unknownLogs });
+    this.options.onProgress?.({
+      block,
+      head,
+      records: this.written,
+      unknownLogs: this.unknownLogs,
+      rpc: this.fetcher.rpc.usage(),
+    });
   }
 
   /** Records the head for readers' /healthz: when it moved, or once a second as a sign of life. */

@@ -144,9 +144,13 @@ function dataRange(data: unknown, from: number): number | undefined {
 const THROTTLE_WORDS =
   /rate limit|rate exceeded|request rate|too many requests|compute units|capacity|throttl|slow down|daily request count|credits/i;
 
+/** -32005 "limit exceeded" (Infura's and geth-style rate limiters' bare words): throttling, unlike a size cap. */
+const BARE_LIMIT = /^\s*(request )?limit exceeded\.?\s*$/i;
+
 /** Whether a JSON-RPC error object is throttling (Alchemy's per-item 429, Infura's -32005 rate limit…). */
 export function isThrottling(code: number, message: string): boolean {
-  return code === 429 || code === -32029 || THROTTLE_WORDS.test(bounded(message));
+  const said = bounded(message);
+  return code === 429 || code === -32029 || THROTTLE_WORDS.test(said) || (code === -32005 && BARE_LIMIT.test(said));
 }
 
 /**

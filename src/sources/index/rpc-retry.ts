@@ -1,14 +1,15 @@
 /**
- * How the JSON-RPC client waits out a provider: throttling (HTTP 429, or a 429 inside a 200 answer) pauses every
- * call of the client at once, for the `Retry-After` asked or, without one, exponentially longer up to the longest
- * single wait, until a time budget is spent (minutes by default; a follower has none and waits on); failures a
- * retry fixes (a cut or garbled answer, a 5xx, a dropped connection) are retried a few times with backoff.
- * Messages say what the provider did and how long chainmail waited.
+ * How the JSON-RPC client waits out a provider: throttled calls (HTTP 429, or a 429 inside a 200 answer) are asked
+ * again at the pace the pacer (pacer.ts) settles on, which throttling lowers; a `Retry-After` pauses every call of
+ * the client for the wait asked. A run of throttling may last until a time budget is spent (minutes by default; a
+ * follower has none and waits on). Failures a retry fixes (a cut or garbled answer, a 5xx, a dropped connection)
+ * are retried a few times with backoff. Messages say what the provider did and how long chainmail waited.
  */
 
 import type { RetryPolicy } from "../../core/config.js";
 import { ChainmailError } from "../../core/errors.js";
 import type { UpstreamPool } from "../../core/upstream-pool.js";
+import type { Pacer } from "./pacer.js";
 
 /** The upstream name in messages, logs and `details.upstream`. */
 export const RPC_UPSTREAM = "JSON-RPC node";
@@ -30,7 +31,7 @@ export class Retryable extends Error {
   }
 }
 
-/** Every call of one client waits its turn behind one throttle pause; the pause grows while throttling lasts. */
+/** Every call of one client waits its turn behind a `Retry-After` pause; a run of throttling is timed and told. */
 export class Throttle {
   private pausedUntil = 0;
   /** When the current run of throttled answers began, and how many there were. */
@@ -38,13 +39,14 @@ export class Throttle {
 
   constructor(
     private readonly origin: string,
-    private readonly policy: RetryPolicy,
     /** How long a run of throttling may last before the call fails; Infinity for a follower. */
     private readonly budgetMs: number,
     private readonly notice: ((message: string) => void) | undefined,
     private readonly signal: AbortSignal | undefined,
     /** The client's HTTP engine, whose `wait` every pause goes through (a workflow host keeps the timers). */
     private readonly pool: Pick<UpstreamPool, "wait">,
+    /** The pace calls go at (throttling has already lowered it): for messages and `Retry-After`. */
+    private readonly pacer: Pacer,
   ) {}
 
   /** Waits until no throttle pause holds. */
@@ -59,7 +61,10 @@ export class Throttle {
     return this.pool.wait(ms, this.signal);
   }
 
-  /** A throttled answer: pauses every call, then waits; throws once the budget is spent. */
+  /**
+   * A throttled answer: the call is asked again at the paced rate (the pacer lowered it), after the `Retry-After`
+   * asked, if any, which holds every call; throws once the budget is spent.
+   */
   async throttled(failure: Retryable): Promise<void> {
     const now = Date.now();
     this.streak ??= { since: now, answers: 0, said: failure.said, lastNotice: 0 };
@@ -68,21 +73,20 @@ export class Throttle {
     streak.said = failure.said;
     const elapsed = now - streak.since;
     if (elapsed >= this.budgetMs) throw this.exhausted(elapsed);
-    const exponential = Math.min(
-      this.policy.maxDelayMs,
-      this.policy.baseDelayMs * 2 ** Math.min(30, streak.answers - 1),
-    );
-    const wait = Math.min(
-      failure.retryAfterMs ?? Math.round(exponential / 2 + (Math.random() * exponential) / 2),
+    if (failure.retryAfterMs !== undefined) {
       // The last wait ends at the budget, so that a last try is made then.
-      Math.max(0, this.budgetMs - elapsed),
-    );
-    this.pausedUntil = Math.max(this.pausedUntil, now + wait);
+      const wait = Math.min(failure.retryAfterMs, Math.max(0, this.budgetMs - elapsed));
+      this.pausedUntil = Math.max(this.pausedUntil, now + wait);
+      this.pacer.pausedFor();
+    }
     if (now - streak.lastNotice >= 30_000) {
       streak.lastNotice = now;
-      const asked = failure.retryAfterMs === undefined ? "no Retry-After" : `Retry-After ${seconds(wait)}`;
+      const asked =
+        failure.retryAfterMs === undefined ? "no Retry-After" : `Retry-After ${seconds(failure.retryAfterMs)}`;
+      const rate = this.pacer.currentRate;
+      const pace = rate === undefined ? "" : ` at ${Math.round(rate)} ${this.pacer.unit}/s`;
       this.notice?.(
-        `the JSON-RPC node at ${this.origin} is throttling (${failure.said}; ${asked}): waiting ${seconds(wait)}, ${seconds(elapsed)} so far`,
+        `the JSON-RPC node at ${this.origin} is throttling (${failure.said}; ${asked}): waiting${pace}, ${seconds(elapsed)} so far`,
       );
     }
     await this.turn();

@@ -1,9 +1,11 @@
 /**
  * A small Ethereum JSON-RPC client over the shared HTTP client (one attempt per exchange; timeouts, proxy), with
- * the retry rules hosted providers need (rpc-retry.ts): throttling, HTTP 429 or inside a 200 answer, pauses every
- * call of the client and is waited out; a cut, garbled or HTML answer, a 5xx or a dropped connection is asked
- * again; a batch item that was throttled is asked again alone, the others kept; an endpoint that refuses batches
- * is found out once and from then on called one request at a time. A JSON-RPC error object is thrown as
+ * the pacing and retry rules hosted providers need: every request waits its turn at the pace the endpoint allows
+ * (pacer.ts), priced by the provider's costs; throttling, HTTP 429 or inside a 200 answer, lowers that pace and the
+ * throttled calls are asked again at it (rpc-retry.ts); a cut, garbled or HTML answer, a 5xx or a dropped
+ * connection is asked again; a batch item that was throttled is asked again, the others kept; a batch is cut into
+ * pieces that cost at most about a second of the plan; an endpoint that refuses batches of some size (-32600
+ * "batch too large" for every item, HTTP 413) is sent smaller ones, down to one request at a time. A JSON-RPC error object is thrown as
  * `RpcError` so the ingestion loop can tell "the provider refused this log range" from everything else; a log
  * range that timed out or answered HTTP 504 is thrown as `RangeTooSlow`, to be split.
  */
@@ -11,7 +13,9 @@ import type { RetryPolicy } from "../../core/config.js";
 import { ChainmailError } from "../../core/errors.js";
 import { AnswerTooLarge, httpRequest, retryAfterMs } from "../../core/http.js";
 import type { UpstreamPool } from "../../core/upstream-pool.js";
+import { Pacer, type RpcUsage } from "./pacer.js";
 import { isBatchRefusal, isExecutionFailure, isThrottling, isUnknownBlock } from "./provider-errors.js";
+import { type Provider, providerOf } from "./providers.js";
 import { type ResultSlices, resultSlices } from "./result-slices.js";
 import { persist, Retryable, RPC_UPSTREAM, seconds, Throttle } from "./rpc-retry.js";
 
@@ -68,6 +72,11 @@ export interface RpcClientOptions {
   /** What the client waits out, for people (throttling, a batch refusal). */
   onNotice?: ((message: string) => void) | undefined;
   signal?: AbortSignal | undefined;
+  /** Whose costs and plans the calls are paced by. Default: recognised by the URL's host. */
+  provider?: Provider | undefined;
+  /** The user's plan, when stated (INDEX_RPC_CU_PER_SECOND, INDEX_RPC_REQUESTS_PER_SECOND): a fixed cap. */
+  unitsPerSecond?: number | undefined;
+  requestsPerSecond?: number | undefined;
 }
 
 interface RpcReply {
@@ -76,16 +85,18 @@ interface RpcReply {
   error?: { code?: unknown; message?: unknown; data?: unknown };
 }
 
-/** Single calls in flight at once once batches are refused. */
-const SINGLE_CALLS_AT_ONCE = 4;
+/** Requests (single calls, or pieces of a batch) in flight at once for one batch. */
+const REQUESTS_AT_ONCE = 4;
 
 export class RpcClient {
   /** The URL's path and query often carry a provider key: never shown. */
   private readonly secrets: string[];
   private nextId = 1;
   private readonly throttle: Throttle;
-  /** False once the endpoint refused a batch: every call goes alone from then on. */
-  private batches = true;
+  /** The pace of every request, and what was spent. */
+  readonly pacer: Pacer;
+  /** The largest batch the endpoint takes, once it refused a larger one (1: no batches). */
+  private maxBatch = Number.POSITIVE_INFINITY;
 
   constructor(
     readonly url: string,
@@ -94,14 +105,25 @@ export class RpcClient {
     const parsed = new URL(url);
     const secret = parsed.pathname.length > 1 || parsed.search ? parsed.pathname + parsed.search : "";
     this.secrets = [secret, parsed.password].filter((s) => s.length > 2);
+    this.pacer = new Pacer({
+      provider: options.provider ?? providerOf(undefined, url),
+      unitsPerSecond: options.unitsPerSecond,
+      requestsPerSecond: options.requestsPerSecond,
+      wait: (ms) => options.pool.wait(ms, options.signal),
+    });
     this.throttle = new Throttle(
       this.origin,
-      options.retry,
       options.throttleBudgetMs ?? Number.POSITIVE_INFINITY,
       options.onNotice,
       options.signal,
       options.pool,
+      this.pacer,
     );
+  }
+
+  /** What the client spent so far: calls, units, throttled share, the pace it settled on. */
+  usage(): RpcUsage {
+    return this.pacer.usage();
   }
 
   /** Where the node is, for messages: origin only. */
@@ -129,78 +151,115 @@ export class RpcClient {
     const calls = [{ method, params }];
     return persist(this.throttle, this.options.retry, this.options.signal, async () => {
       const first = this.nextId++;
-      const { status, body } = await this.send(calls, first, options.maxAnswerBytes, options.splittable ?? false);
-      const sliced = resultSlices(body);
-      if (sliced && sliced.id === first) {
-        // A cut-off answer is asked again before any of it is used.
-        if (!sliced.whole()) throw garbled(this.origin, method, status, body);
-        return sliced;
-      }
-      const [reply] = this.replies(calls, first, status, body);
-      const result = this.resultOf(reply!, method, status);
-      if (result === null) return null;
-      if (!Array.isArray(result)) throw garbled(this.origin, method, status, body);
-      return {
-        id: first,
-        whole: () => true,
-        *slices(size: number) {
-          for (let i = 0; i < result.length; i += size) yield result.slice(i, i + size);
-        },
-      };
+      return this.paced(calls, async () => {
+        const splittable = options.splittable ?? false;
+        const { status, body } = await this.send(calls, first, options.maxAnswerBytes, splittable);
+        const sliced = resultSlices(body);
+        if (sliced && sliced.id === first) {
+          // A cut-off answer is asked again before any of it is used.
+          if (!sliced.whole()) throw garbled(this.origin, method, status, body);
+          return sliced;
+        }
+        const [reply] = this.replies(calls, first, status, body);
+        const result = this.resultOf(reply!, method, status);
+        if (result === null) return null;
+        if (!Array.isArray(result)) throw garbled(this.origin, method, status, body);
+        return {
+          id: first,
+          whole: () => true,
+          *slices(size: number) {
+            for (let i = 0; i < result.length; i += size) yield result.slice(i, i + size);
+          },
+        };
+      });
     });
   }
 
   /**
-   * Sends calls as one JSON-RPC batch (or one at a time where batches are refused); results in call order. Items
-   * that were throttled are asked again; throws the first other error any call got. For block lookups an "unknown
-   * block" error is `null`, as a node answers for a block it does not have.
+   * Sends calls as JSON-RPC batches (pieces the endpoint and the pace allow, or one at a time where batches are
+   * refused); results in call order. Items that were throttled are asked again at the paced rate; throws the first
+   * other error any call got. For block lookups an "unknown block" error is `null`, as a node answers for a block
+   * it does not have.
    */
   async batch(calls: RpcCall[], maxAnswerBytes?: number): Promise<unknown[]> {
     const results: unknown[] = new Array(calls.length);
     let pending = calls.map((_, i) => i);
     while (pending.length > 0) {
-      const throttled: Retryable[] = [];
-      const served = await this.sendEach(pending, calls, maxAnswerBytes);
+      let throttled: Retryable | undefined;
+      const served = await this.sendPieces(pending, calls, maxAnswerBytes);
       const next: number[] = [];
       served.forEach((outcome, k) => {
         const index = pending[k]!;
         if (outcome instanceof Retryable) {
-          throttled.push(outcome);
+          throttled ??= outcome;
           next.push(index);
         } else results[index] = outcome;
       });
       pending = next;
-      // Throttled items: one pause for all of them, then they are asked again (the others are kept).
-      if (throttled.length > 0) await this.throttle.throttled(throttled[0]!);
+      // Throttled items are asked again (the others kept), at the pace the throttling lowered.
+      if (throttled) await this.throttle.throttled(throttled);
     }
     return results;
   }
 
-  /** Each call's result, or a throttled item's `Retryable`: batched while the endpoint takes batches. */
-  private async sendEach(indexes: number[], calls: RpcCall[], maxAnswerBytes: number | undefined) {
-    if (this.batches && indexes.length > 1) {
-      try {
-        return await this.exchange(
-          indexes.map((i) => calls[i]!),
-          maxAnswerBytes,
-        );
-      } catch (err) {
-        if (!(err instanceof Retryable) || err.kind !== "batch") throw err;
-        this.batches = false;
-        this.options.onNotice?.(
-          `the JSON-RPC node at ${this.origin} refuses batch requests (${err.said}): calling it one request at a time`,
-        );
-      }
-    }
-    const out: (unknown | Retryable)[] = new Array(indexes.length);
+  /** Each call's result, or a throttled item's `Retryable`: in pieces the endpoint takes, a few at once. */
+  private async sendPieces(indexes: number[], calls: RpcCall[], maxAnswerBytes: number | undefined) {
+    const pieces = this.pieces(indexes, calls);
+    const out: (unknown | Retryable)[][] = new Array(pieces.length);
     let next = 0;
     const worker = async () => {
-      for (let k = next++; k < indexes.length; k = next++) {
-        [out[k]] = await this.exchange([calls[indexes[k]!]!], maxAnswerBytes);
-      }
+      for (let k = next++; k < pieces.length; k = next++)
+        out[k] = await this.sendPiece(pieces[k]!, calls, maxAnswerBytes);
     };
-    await Promise.all(Array.from({ length: Math.min(SINGLE_CALLS_AT_ONCE, indexes.length) }, worker));
-    return out;
+    await Promise.all(Array.from({ length: Math.min(REQUESTS_AT_ONCE, pieces.length) }, worker));
+    return out.flat();
+  }
+
+  /** One piece; refused for its size, it is sent again in the smaller pieces learnt from that. */
+  private async sendPiece(piece: number[], calls: RpcCall[], maxAnswerBytes: number | undefined) {
+    if (piece.length > this.maxBatch) return this.sendPieces(piece, calls, maxAnswerBytes);
+    try {
+      return await this.exchange(
+        piece.map((i) => calls[i]!),
+        maxAnswerBytes,
+      );
+    } catch (err) {
+      if (!(err instanceof Retryable) || err.kind !== "batch" || piece.length < 2) throw err;
+      this.refusedBatchOf(piece.length, err.said);
+      return this.sendPieces(piece, calls, maxAnswerBytes);
+    }
+  }
+
+  /** A batch of `size` refused for its size: the largest taken from now on is half of it (1: one at a time). */
+  private refusedBatchOf(size: number, said: string): void {
+    const smaller = Math.max(1, Math.floor(size / 2));
+    if (smaller >= this.maxBatch) return;
+    this.maxBatch = smaller;
+    this.options.onNotice?.(
+      smaller === 1
+        ? `the JSON-RPC node at ${this.origin} refuses batch requests (${said}): calling it one request at a time`
+        : `the JSON-RPC node at ${this.origin} refuses a batch of ${size} requests (${said}): sending at most ${smaller} at a time`,
+    );
+  }
+
+  /** `indexes` cut into batches no larger than the endpoint takes and costing at most about a second of the plan. */
+  private pieces(indexes: number[], calls: RpcCall[]): number[][] {
+    const maxCost = this.pacer.maxPieceCost ?? Number.POSITIVE_INFINITY;
+    const pieces: number[][] = [];
+    let piece: number[] = [];
+    let cost = 0;
+    for (const index of indexes) {
+      const each = this.pacer.cost([calls[index]!]);
+      if (piece.length > 0 && (piece.length >= this.maxBatch || cost + each > maxCost)) {
+        pieces.push(piece);
+        piece = [];
+        cost = 0;
+      }
+      piece.push(index);
+      cost += each;
+    }
+    if (piece.length > 0) pieces.push(piece);
+    return pieces;
   }
 
   /** One request (retried as a whole while it fails as a whole); per item: its result, or a throttled `Retryable`. */
@@ -208,21 +267,42 @@ export class RpcClient {
     return persist(this.throttle, this.options.retry, this.options.signal, async () => {
       const first = this.nextId;
       this.nextId += calls.length;
-      const { status, body } = await this.send(calls, first, maxAnswerBytes, false);
-      const replies = this.replies(calls, first, status, body);
-      const results = replies.map((reply, i) => {
-        try {
-          return this.resultOf(reply, calls[i]!.method, status);
-        } catch (err) {
-          // A throttled item is asked again alone; any other failure fails the request (retried as a whole, boundedly).
-          if (err instanceof Retryable && err.kind === "throttle" && calls.length > 1) return err;
-          throw err;
-        }
+      return this.paced(calls, async () => {
+        const { status, body } = await this.send(calls, first, maxAnswerBytes, false);
+        const replies = this.replies(calls, first, status, body);
+        const results = replies.map((reply, i) => {
+          try {
+            return this.resultOf(reply, calls[i]!.method, status);
+          } catch (err) {
+            // A throttled item is asked again; any other failure fails the request (retried as a whole, boundedly).
+            if (err instanceof Retryable && err.kind === "throttle" && calls.length > 1) return err;
+            throw err;
+          }
+        });
+        // Every item throttled: the whole request was, and is asked again as such.
+        if (results.length > 0 && results.every((r) => r instanceof Retryable)) throw results[0];
+        return results;
       });
-      // Every item throttled: the whole request was, and is waited out as such.
-      if (results.length > 0 && results.every((r) => r instanceof Retryable)) throw results[0];
-      return results;
     });
+  }
+
+  /**
+   * Runs one request at the paced rate and tells the pacer how it was answered: how many of its calls were
+   * throttled (all of them when the request was).
+   */
+  private async paced<T>(calls: RpcCall[], request: () => Promise<T>): Promise<T> {
+    await this.pacer.take(calls);
+    let throttled = 0;
+    try {
+      const value = await request();
+      if (Array.isArray(value)) throttled = value.filter((r) => r instanceof Retryable).length;
+      return value;
+    } catch (err) {
+      if (err instanceof Retryable && err.kind === "throttle") throttled = calls.length;
+      throw err;
+    } finally {
+      this.pacer.answered(calls.length, throttled, this.pacer.cost(calls));
+    }
   }
 
   /**
@@ -296,6 +376,13 @@ export class RpcClient {
     const replies = (Array.isArray(parsed) ? parsed : [parsed]) as RpcReply[];
     const byId = new Map<unknown, RpcReply>();
     for (const reply of replies) if (reply && typeof reply === "object") byId.set(reply.id, reply);
+    // Every item refused as too many ("batch too large", -32600): the batch's size is refused, not the calls.
+    if (calls.length > 1 && replies.length === calls.length) {
+      const errors = replies.map((r) => errorOf(r));
+      if (errors.every((e) => e !== undefined && isBatchRefusal(status, e))) {
+        throw new Retryable("batch", describe((replies[0] as RpcReply).error), status);
+      }
+    }
     return calls.map((c, i) => {
       // A provider that fails a whole batch answers with one error object without an id.
       const reply = byId.get(first + i) ?? (replies.length === 1 && replies[0]?.error ? replies[0] : undefined);

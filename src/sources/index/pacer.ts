@@ -1,0 +1,373 @@
+/**
+ * How fast the JSON-RPC client calls a metered endpoint: every request waits its turn in a token bucket priced by
+ * the provider's costs (providers.ts; counted as requests where it does not price calls), so the index spends the
+ * budget at the pace the provider allows instead of running into its throttling and pausing.
+ *
+ * - The rate starts at 0.9× the plan: the one the user states (INDEX_RPC_CU_PER_SECOND /
+ *   INDEX_RPC_REQUESTS_PER_SECOND: a fixed cap, never exceeded), else the provider's smallest plan, doubled every
+ *   half second while the bucket holds calls back and nothing is throttled (the user's plan may be larger: slow
+ *   start); with neither, calls are not paced until the first throttling, which sets the rate to a share of what
+ *   went through in the second before it.
+ * - Throttling (HTTP 429, a batch item's 429, -32005 "limit exceeded") lowers the rate multiplicatively, at most
+ *   once per half second; half seconds held back without throttling raise it additively. Never below a floor.
+ *   Every call refused for over a second and a half is an outage, not a budget: once served again, the rate
+ *   doubles back to where it was.
+ * - 429s that keep coming at the same share however slow it goes are not the budget's: they are taken as
+ *   independent failures (the rate goes back to where it was, and they are asked again at once) until the share
+ *   of throttled calls rises clearly above theirs.
+ * - A batch is cut into pieces that cost at most about a second of the plan: a larger one never fits a provider's
+ *   one-second window and would be throttled for ever.
+ * It also counts what was spent: calls by method, units, throttled calls, for the usage report.
+ */
+import { costOf, type Provider } from "./providers.js";
+
+export interface PacerOptions {
+  provider: Provider;
+  /** The user's plan, when stated: a cap in the provider's units or in requests per second. */
+  unitsPerSecond?: number | undefined;
+  requestsPerSecond?: number | undefined;
+  /** Waits `ms` (the client's HTTP engine's timer, aborted with the client). */
+  wait: (ms: number) => Promise<void>;
+  now?: () => number;
+}
+
+/** What the client spent, for `chainmail index`'s report. */
+export interface RpcUsage {
+  /** Calls sent, by method (batch items one by one; calls asked again counted again). */
+  calls: Record<string, number>;
+  /** Units billed by the provider's table ("CU"); absent where it does not price calls. */
+  units?: number | undefined;
+  unit: string;
+  /** Share of the calls answered with throttling. */
+  throttledShare: number;
+  /** The pace the client settled on, in `unit` per second; absent while unpaced. */
+  rate?: number | undefined;
+  /** True when the rate is the user's stated cap. */
+  stated: boolean;
+  /** True when the 429s were judged independent of the pace. */
+  randomThrottling: boolean;
+}
+
+/** Share of the plan the pacing starts at: the rest is room for other clients and the window's edges. */
+const START_SHARE = 0.9;
+/** Rate adjustments happen at most this often. */
+const STEP_MS = 500;
+/** Multiplicative decrease on throttling. */
+const DECREASE = 0.7;
+/** Additive increase per step, as a share of the rate at the last decrease. */
+const INCREASE = 0.05;
+/** Longest single wait of the queue before the rate is looked at again. */
+const PUMP_STEP_MS = 100;
+/** The bucket holds this long at the current rate (bursts stay short). */
+const BURST_MS = 200;
+/** Answers an epoch needs before its throttled share is compared (or the rate lowered again soon). */
+const MIN_ANSWERS = 8;
+/** Without that many answers, the rate is lowered again after this long. */
+const EPOCH_MS = 3_000;
+/** No call served for this long is an outage, not a budget. */
+const OUTAGE_MS = 1_500;
+/** Epochs remembered. */
+const HISTORY = 8;
+/** Outcomes remembered for the recent throttled share. */
+const RECENT = 64;
+
+/** Calls answered between two decreases: how many, how many throttled, and the rate they went at (summed). */
+interface Epoch {
+  start: number;
+  end: number;
+  rateSum: number;
+  answers: number;
+  items: number;
+  throttled: number;
+  /** Units of the calls served. */
+  served: number;
+}
+
+const newEpoch = (start: number): Epoch => ({
+  start,
+  end: start,
+  rateSum: 0,
+  answers: 0,
+  items: 0,
+  throttled: 0,
+  served: 0,
+});
+/** Units served per second over an epoch. */
+const throughput = (epoch: Epoch) => (epoch.served * 1000) / Math.max(1, epoch.end - epoch.start);
+const rateOf = (epoch: Epoch) => epoch.rateSum / epoch.items;
+
+export class Pacer {
+  readonly unit: string;
+  /** Units per second the bucket refills at; undefined: not paced (yet). */
+  private rate: number | undefined;
+  private readonly cap: number | undefined;
+  private readonly floor: number;
+  /** Cost above which a batch is cut into pieces. */
+  readonly maxPieceCost: number | undefined;
+  private readonly priced: boolean;
+  private tokens: number;
+  private last: number;
+  private slowStart: boolean;
+  private readonly slowStartAllowed: boolean;
+  /** Set when the rate fell for the budget's 429s after independent ones were recognised. */
+  private budgetSeen = false;
+  /**
+   * After throttling of every call (an outage, or a burst the rate had no part in): the rate to double back to
+   * once calls are served again.
+   */
+  private recoverTo: number | undefined;
+  /** When the rate last changed, whether anything was held back since, and the rate at the last decrease. */
+  private stepAt: number;
+  private heldBack = false;
+  private decreasedFrom: number | undefined;
+  private lastDecrease = Number.NEGATIVE_INFINITY;
+  /** Throttled shares of the last rate epochs, for telling the budget's 429s from independent ones. */
+  private history: Epoch[] = [];
+  private epoch: Epoch;
+  /** Set once 429s are judged independent: their share. */
+  private randomShare: number | undefined;
+  private recent: boolean[] = [];
+  /** Units sent in the last second (for the first rate of an unpaced client). */
+  private sent: { at: number; cost: number }[] = [];
+  private readonly now: () => number;
+  /** Requests waiting for the bucket, in order. */
+  private readonly queue: { cost: number; resolve: () => void; reject: (err: unknown) => void }[] = [];
+  private pumping = false;
+  /** When a call was last served. */
+  private lastServed: number;
+  private readonly counts = { calls: {} as Record<string, number>, units: 0, items: 0, throttled: 0 };
+
+  constructor(private readonly options: PacerOptions) {
+    this.now = options.now ?? Date.now;
+    const { provider } = options;
+    this.priced = provider.costs !== undefined && options.requestsPerSecond === undefined;
+    this.unit = this.priced ? provider.unit! : "requests";
+    const stated = this.priced ? options.unitsPerSecond : options.requestsPerSecond;
+    const plan = stated ?? (this.priced ? provider.unitsPerSecond : provider.requestsPerSecond);
+    this.cap = stated;
+    this.rate = plan === undefined ? undefined : plan * START_SHARE;
+    this.slowStart = stated === undefined && plan !== undefined;
+    this.slowStartAllowed = stated === undefined;
+    // About one call a second at the least.
+    this.floor = Math.max(this.priced ? provider.costs!.other : 1, plan === undefined ? 0 : plan * 0.02);
+    this.maxPieceCost = plan === undefined ? undefined : Math.max(this.floor, plan * START_SHARE);
+    this.tokens = this.capacity();
+    this.last = this.now();
+    this.stepAt = this.last;
+    this.lastServed = this.last;
+    this.epoch = newEpoch(this.last);
+  }
+
+  /** What `calls` cost in the pacer's unit. */
+  cost(calls: readonly { method: string }[]): number {
+    return this.priced ? costOf(this.options.provider, calls)! : calls.length;
+  }
+
+  /** Waits until `calls` may be sent at the paced rate, and counts them as sent. */
+  async take(calls: readonly { method: string }[]): Promise<void> {
+    const cost = this.cost(calls);
+    for (const call of calls) this.counts.calls[call.method] = (this.counts.calls[call.method] ?? 0) + 1;
+    this.counts.units += cost;
+    this.counts.items += calls.length;
+    const now = this.now();
+    this.adjust(now);
+    this.note(now, cost);
+    if (this.rate === undefined) return;
+    await new Promise<void>((resolve, reject) => {
+      this.queue.push({ cost, resolve, reject });
+      void this.pump();
+    });
+  }
+
+  /**
+   * Lets waiting requests go in order as the bucket fills. The wait is re-planned in short steps, so a rate that
+   * rose meanwhile (throttling over) is used at once. A request costing more than the bucket holds goes once it is
+   * full, and leaves it in debt.
+   */
+  private async pump(): Promise<void> {
+    if (this.pumping) return;
+    this.pumping = true;
+    try {
+      while (this.queue.length > 0) {
+        const now = this.now();
+        this.adjust(now);
+        if (this.rate === undefined) break;
+        this.refill(now);
+        const head = this.queue[0]!;
+        const need = Math.min(head.cost, this.capacity());
+        if (this.tokens >= need) {
+          this.tokens -= head.cost;
+          this.queue.shift();
+          head.resolve();
+          continue;
+        }
+        this.heldBack = true;
+        // At least a millisecond: the clock's grain (a shorter wait could find the bucket unchanged for ever).
+        await this.options.wait(Math.max(1, Math.min(PUMP_STEP_MS, ((need - this.tokens) / this.rate) * 1000)));
+      }
+      for (const waiter of this.queue.splice(0)) waiter.resolve();
+    } catch (err) {
+      // Aborted: every waiting request fails with it.
+      for (const waiter of this.queue.splice(0)) waiter.reject(err);
+    } finally {
+      this.pumping = false;
+    }
+  }
+
+  /**
+   * An answer to `items` calls, `throttled` of them throttled. Lowers the rate when the throttling is the
+   * budget's; judges it independent when its share stays the same at a lower rate.
+   */
+  answered(items: number, throttled: number, cost = items): void {
+    this.counts.throttled += throttled;
+    this.epoch.served += items === 0 ? 0 : (cost * (items - throttled)) / items;
+    this.epoch.end = this.now();
+    this.epoch.answers++;
+    this.epoch.items += items;
+    this.epoch.throttled += throttled;
+    this.epoch.rateSum += (this.rate ?? 0) * items;
+    for (let i = 0; i < items; i++) this.recent.push(i < throttled);
+    if (this.recent.length > RECENT) this.recent.splice(0, this.recent.length - RECENT);
+    const now = this.now();
+    if (throttled < items) this.lastServed = now;
+    if (throttled === 0) return;
+    if (this.randomShare !== undefined) {
+      // Independent 429s: asked again at once, unless the share rose clearly above theirs (the budget's too).
+      if (this.recent.length < RECENT / 2 || this.recentShare() <= this.randomShare * 1.3 + 0.1) return;
+    }
+    // One decrease per step, and only once the rate now has been tried on enough calls (or for a while).
+    const since = now - this.lastDecrease;
+    if (since < STEP_MS || (this.epoch.answers < MIN_ANSWERS && since < EPOCH_MS)) return;
+    if (this.randomShare === undefined && this.judgedRandom()) return;
+    this.decrease(now);
+  }
+
+  /** Calls held back while the provider asked to wait (`Retry-After`): the bucket starts empty after it. */
+  pausedFor(): void {
+    this.tokens = Math.min(this.tokens, 0);
+  }
+
+  usage(): RpcUsage {
+    const { calls, units, items, throttled } = this.counts;
+    return {
+      calls: { ...calls },
+      ...(this.priced ? { units } : {}),
+      unit: this.unit,
+      throttledShare: items === 0 ? 0 : throttled / items,
+      ...(this.rate === undefined ? {} : { rate: Math.round(this.rate) }),
+      stated: this.cap !== undefined,
+      randomThrottling: this.randomShare !== undefined,
+    };
+  }
+
+  /** The rate now, in `unit` per second (undefined while unpaced). */
+  get currentRate(): number | undefined {
+    return this.rate;
+  }
+
+  private capacity(): number {
+    return this.rate === undefined ? 0 : (this.rate * BURST_MS) / 1000;
+  }
+
+  private refill(now: number): void {
+    this.tokens = Math.min(this.capacity(), this.tokens + ((now - this.last) * this.rate!) / 1000);
+    this.last = now;
+  }
+
+  /** Slow start and additive increase, once per step held back by the bucket without throttling. */
+  private adjust(now: number): void {
+    if (this.rate === undefined || now - this.stepAt < STEP_MS) return;
+    const held = this.heldBack;
+    this.stepAt = now;
+    this.heldBack = false;
+    if (!held || now - this.lastDecrease < STEP_MS) return;
+    this.refill(now);
+    const recovering = this.recoverTo !== undefined && this.rate < this.recoverTo;
+    if (!recovering) this.recoverTo = undefined;
+    const raised = recovering
+      ? Math.min(this.recoverTo!, this.rate * 2)
+      : this.slowStart
+        ? this.rate * 2
+        : this.rate + INCREASE * (this.decreasedFrom ?? this.rate);
+    this.setRate(this.cap === undefined ? raised : Math.min(raised, this.cap));
+  }
+
+  private decrease(now: number): void {
+    // Nothing served for over a second: no budget refuses every call of a whole window.
+    const everyCall = now - this.lastServed > OUTAGE_MS;
+    // Every call refused says nothing of the rate: once served again, back to it (unpaced before: doubling on).
+    if (!everyCall) this.recoverTo = undefined;
+    else this.recoverTo ??= this.rate === undefined ? Number.POSITIVE_INFINITY : this.rate;
+    this.slowStart = false;
+    this.lastDecrease = now;
+    if (this.rate === undefined) {
+      // Unpaced until now: a share of what went through in the last second.
+      const sent = this.sentLastSecond();
+      this.rate = Math.max(this.floor, sent * DECREASE);
+      this.tokens = 0;
+      this.last = now;
+      this.decreasedFrom = sent;
+    } else {
+      this.refill(now);
+      this.decreasedFrom = this.rate;
+      this.setRate(Math.max(this.floor, this.rate * DECREASE));
+      this.tokens = Math.min(this.tokens, 0);
+    }
+    if (this.randomShare !== undefined) this.budgetSeen = true;
+    this.nextEpoch();
+  }
+
+  private nextEpoch(): void {
+    // An epoch of a second or more: what a one-second window let through is averaged over it.
+    const epoch = this.epoch;
+    if (epoch.answers >= MIN_ANSWERS && epoch.end - epoch.start >= 1000) {
+      this.history = [...this.history.slice(-(HISTORY - 1)), epoch];
+    }
+    this.epoch = newEpoch(this.now());
+  }
+
+  /**
+   * Whether the rate now and one at least 1.4× as high show the 429s independent of the rate: under a budget, what
+   * gets through stays the same however fast calls are sent (the share throttled falls as the rate does);
+   * independent 429s keep their share, so what gets through falls with the rate. Judged so, the rate goes back to
+   * the higher one.
+   */
+  private judgedRandom(): boolean {
+    const now = this.epoch;
+    const s2 = now.throttled / now.items;
+    // A clear share of 429s (a few at the budget's edge say nothing), not every call (an outage).
+    const clear = (share: number) => share >= 0.1 && share < 0.95;
+    if (now.answers < MIN_ANSWERS || now.end - now.start < 1000 || !clear(s2)) return false;
+    const r2 = rateOf(now);
+    const before = this.history.findLast((e) => rateOf(e) >= 1.4 * r2 && clear(e.throttled / e.items));
+    if (!before) return false;
+    const r1 = rateOf(before);
+    // Under a budget what got through per second is the same at both rates (1); independent 429s make it r2 / r1
+    // (0.71 at most): judged by which it is nearer.
+    if (throughput(now) / throughput(before) >= (1 + r2 / r1) / 2) return false;
+    this.randomShare = s2;
+    this.setRate(Math.max(this.rate ?? 0, r1));
+    this.nextEpoch();
+    // Nothing says the budget was reached: slow start goes on where it may.
+    this.slowStart = this.slowStartAllowed && !this.budgetSeen;
+    return true;
+  }
+
+  private recentShare(): number {
+    return this.recent.filter(Boolean).length / this.recent.length;
+  }
+
+  private setRate(rate: number): void {
+    this.rate = rate;
+  }
+
+  private sentLastSecond(): number {
+    return this.sent.reduce((sum, s) => sum + s.cost, 0);
+  }
+
+  private note(now: number, cost: number): void {
+    if (this.rate !== undefined) return;
+    this.sent.push({ at: now, cost });
+    while (this.sent.length > 0 && this.sent[0]!.at < now - 1000) this.sent.shift();
+  }
+}
