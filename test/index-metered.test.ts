@@ -70,8 +70,8 @@ describe("the index through a metered endpoint", { timeout: 120_000 }, () => {
   });
 
   it("keeps to a 10-second bucket answered with per-item 429 inside 200 batches (throttled items not billed)", async () => {
-    // A bucket of 1,000 CU, less than the run needs (about 1,150 CU): it empties.
-    const run = await indexThrough("item429", { unitsPerSecond: 100, window: "bucket", flavour: "item" });
+    // A bucket of 600 CU refilled at 60 CU/s, less than the run (about 1,150 CU) needs in its first seconds: it empties.
+    const run = await indexThrough("item429", { unitsPerSecond: 60, window: "bucket", flavour: "item" });
     expect(run.code, run.stderr).toBe(0);
     expect(run.rows).toEqual(chain.baseline);
     expect(total(run.meter.throttled)).toBeGreaterThan(0);
