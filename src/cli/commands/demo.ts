@@ -5,6 +5,20 @@ import { EXIT, integerOption } from "../io.js";
 /** Writes the last line, then ends the process: work the stop abandoned (a call to a dead anvil) must not hold it. */
 const exitWith = (line: string, code: number) => process.stdout.write(line, () => process.exit(code));
 
+/** How long a failed start-up step waits for the Ctrl-C that may have caused it. */
+const SIGNAL_LAG_MS = 1_000;
+
+/** Resolves when `signal` aborts, or after `ms`. */
+function abortWithin(signal: AbortSignal, ms: number): Promise<void> {
+  return new Promise((resolve) => {
+    const timer = setTimeout(resolve, ms);
+    signal.addEventListener("abort", () => {
+      clearTimeout(timer);
+      resolve();
+    });
+  });
+}
+
 export function registerDemo(program: Command): void {
   program
     .command("demo")
@@ -40,6 +54,9 @@ export function registerDemo(program: Command): void {
           ...(options.host ? { host: options.host } : {}),
         });
       } catch (err) {
+        // A terminal's Ctrl-C reaches anvil too, which may die before this process handles its own SIGINT: the step
+        // it broke then fails first. A failure the signal follows within a second is that stop, not an error.
+        if (!stopping.signal.aborted) await abortWithin(stopping.signal, SIGNAL_LAG_MS);
         if (!stopping.signal.aborted) throw err;
         exitWith("Stopped during start-up: what had started (service, indexer, watch, anvil) is down.\n", EXIT.OK);
         return;
