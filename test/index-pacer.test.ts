@@ -7,18 +7,7 @@
 import { describe, expect, it } from "vitest";
 import { Pacer } from "../src/sources/index/pacer.js";
 import { PROVIDER } from "../src/sources/index/providers.js";
-
-/** A seeded generator (mulberry32). */
-function random(seed: number): () => number {
-  let a = seed >>> 0;
-  return () => {
-    a = (a + 0x6d2b79f5) >>> 0;
-    let t = a;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-}
+import { seededRandom } from "./upstreams/provider-words.js";
 
 interface Simulation {
   /** CU per 1-second window; undefined: no budget. */
@@ -35,7 +24,7 @@ interface Simulation {
 /** Sends header batches one after the other for `seconds` of simulated time; the rate over time and the outcome. */
 async function simulate(sim: Simulation) {
   let clock = 0;
-  const draw = random(3);
+  const draw = seededRandom(3);
   const pacer = new Pacer({
     provider: PROVIDER[sim.provider ?? "alchemy"],
     unitsPerSecond: sim.stated,

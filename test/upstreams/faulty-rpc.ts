@@ -25,6 +25,7 @@
  * test's schedule replays exactly.
  */
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from "node:http";
+import { ALCHEMY_THROTTLE_MESSAGE, alchemyLogCapError, seededRandom } from "./provider-words.js";
 
 interface RpcMessage {
   id: unknown;
@@ -91,23 +92,9 @@ export interface FaultyRpc {
 
 const HTML_504 =
   "<html>\r\n<head><title>504 Gateway Time-out</title></head>\r\n<body>\r\n<center><h1>504 Gateway Time-out</h1></center>\r\n<hr><center>nginx</center>\r\n</body>\r\n</html>\r\n";
-const ALCHEMY_429 =
-  "Your app has exceeded its compute units per second capacity. If you have retries enabled, you can safely ignore this message. If not, check out https://docs.alchemy.com/reference/throughput";
-
-/** A small seeded generator (mulberry32): the same seed draws the same faults. */
-function random(seed: number): () => number {
-  let a = seed >>> 0;
-  return () => {
-    a = (a + 0x6d2b79f5) >>> 0;
-    let t = a;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-}
 
 export async function startFaultyRpc(target: string, faults: Faults): Promise<FaultyRpc> {
-  const draw = random(faults.seed ?? 1);
+  const draw = seededRandom(faults.seed ?? 1);
   const struck: Record<string, number> = {};
   const calls: Record<string, number> = {};
   const logRanges: FaultyRpc["logRanges"] = [];
@@ -315,7 +302,7 @@ export async function startFaultyRpc(target: string, faults: Faults): Promise<Fa
     for (const call of calls) {
       if (Array.isArray(body) && faults.itemThrottle && draw() < faults.itemThrottle) {
         strike("item 429");
-        replies.push({ jsonrpc: "2.0", id: call.id, error: { code: 429, message: ALCHEMY_429 } });
+        replies.push({ jsonrpc: "2.0", id: call.id, error: { code: 429, message: ALCHEMY_THROTTLE_MESSAGE } });
         continue;
       }
       const own = await answer(call, behind);
@@ -380,26 +367,15 @@ function logCapRefusal(call: RpcMessage, provider: "alchemy" | "infura", from: n
       },
     };
   }
-  return {
-    jsonrpc: "2.0",
-    id: call.id,
-    error: {
-      code: -32602,
-      message: `Log response size exceeded. You can make eth_getLogs requests with up to a 2K block range and no limit on the response size, or you can request any block range with a cap of 10K logs in the response. Based on your parameters, this block range should work: [${hex(from)}, ${hex(end)}]`,
-    },
-  };
+  return alchemyLogCapError(call.id, from, end);
 }
 
 /** A provider's refusal of a log range over its cap, in its words (sources in provider-errors.ts). */
 function capRefusal(call: RpcMessage, cap: { provider: CapProvider; blocks: number }, from: number, size: number) {
-  const hex = (n: number) => `0x${n.toString(16)}`;
   const error = (code: number, message: string) => ({ jsonrpc: "2.0", id: call.id, error: { code, message } });
   switch (cap.provider) {
     case "alchemy":
-      return error(
-        -32602,
-        `Log response size exceeded. You can make eth_getLogs requests with up to a 2K block range and no limit on the response size, or you can request any block range with a cap of 10K logs in the response. Based on your parameters, this block range should work: [${hex(from)}, ${hex(from + cap.blocks - 1)}]`,
-      );
+      return alchemyLogCapError(call.id, from, from + cap.blocks - 1);
     case "infura":
       return error(-32602, `range ${size} exceeds limit of ${cap.blocks}`);
     case "quicknode":

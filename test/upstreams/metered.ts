@@ -17,6 +17,7 @@
  */
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from "node:http";
 import { PROVIDER } from "../../src/sources/index/providers.js";
+import { ALCHEMY_THROTTLE_MESSAGE, alchemyLogCapError, seededRandom } from "./provider-words.js";
 
 interface RpcMessage {
   id: unknown;
@@ -69,23 +70,8 @@ export interface MeteredRpc {
   close(): Promise<void>;
 }
 
-export const ALCHEMY_THROTTLE_MESSAGE =
-  "Your app has exceeded its compute units per second capacity. If you have retries enabled, you can safely ignore this message. If not, check out https://docs.alchemy.com/reference/throughput";
-
 const RANGE_BLOCKS = 2_000;
 const RANGE_LOGS = 10_000;
-
-/** A small seeded generator (mulberry32): the same seed draws the same 429s. */
-function random(seed: number): () => number {
-  let a = seed >>> 0;
-  return () => {
-    a = (a + 0x6d2b79f5) >>> 0;
-    let t = a;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-}
 
 /** The budget: whether a call of `cost` units may be served now (and if so, it is spent). */
 function budget(metering: Metering): (cost: number) => boolean {
@@ -122,7 +108,7 @@ export async function startMeteredRpc(target: string, metering: Metering = {}): 
   const costs = metering.costs ?? PROVIDER.alchemy.costs!;
   const costOf = (method: string) => (Object.hasOwn(costs.methods, method) ? costs.methods[method]! : costs.other);
   const flavour = metering.flavour ?? "http";
-  const draw = random(metering.seed ?? 1);
+  const draw = seededRandom(metering.seed ?? 1);
   const admit = budget(metering);
   const meter: Meter = {
     calls: {},
@@ -175,16 +161,8 @@ export async function startMeteredRpc(target: string, metering: Metering = {}): 
     if (logs.length <= RANGE_LOGS) return answer;
     // The range that works from `from`: up to the block before the one holding the 10,001st log, or 2K blocks.
     const end = Math.max(from + RANGE_BLOCKS - 1, Number(logs[RANGE_LOGS]!.blockNumber) - 1);
-    const hex = (n: number) => `0x${n.toString(16)}`;
     meter.rangesRefused++;
-    return {
-      jsonrpc: "2.0",
-      id: call.id,
-      error: {
-        code: -32602,
-        message: `Log response size exceeded. You can make eth_getLogs requests with up to a 2K block range and no limit on the response size, or you can request any block range with a cap of 10K logs in the response. Based on your parameters, this block range should work: [${hex(from)}, ${hex(end)}]`,
-      },
-    };
+    return alchemyLogCapError(call.id, from, end);
   };
 
   const send = (res: ServerResponse, status: number, body: unknown, headers: Record<string, string> = {}) => {
