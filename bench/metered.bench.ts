@@ -411,6 +411,6 @@ async function denseChain(): Promise<Chain> {
   const per = await logsPerBlock(anvil.rpcUrl, head, {});
   // The records priced in WETH and in ETH/USD need the token's and the feed's decimals(): one eth_call each.
   const decimals = { cu: 2 * CU.eth_call!, how: `2 decimals() eth_calls (WETH, the price feed) × ${CU.eth_call}` };
-  const reference_ = await reference("dense", anvil.rpcUrl, flags);
-  return { name: "dense", anvil, head, flags, reference: reference_, least: least(per, head, [decimals]) };
+  const rows = await reference("dense", anvil.rpcUrl, flags);
+  return { name: "dense", anvil, head, flags, reference: rows, least: least(per, head, [decimals]) };
 }
