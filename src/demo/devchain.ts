@@ -31,6 +31,8 @@ export interface DevChainOptions {
   dumpState?: string;
   /** The hardfork to run (`cancun` mines long chains much faster than anvil's default). */
   hardfork?: string;
+  /** Keep no past states, only blocks and logs (`--prune-history`): mining a long chain stays fast. */
+  pruneHistory?: boolean;
 }
 
 const PLATFORM_PACKAGES: Record<string, string | undefined> = {
@@ -96,6 +98,7 @@ export async function startAnvil(options: DevChainOptions = {}): Promise<DevChai
   if (options.loadState !== undefined) args.push("--load-state", options.loadState);
   if (options.dumpState !== undefined) args.push("--dump-state", options.dumpState);
   if (options.hardfork !== undefined) args.push("--hardfork", options.hardfork);
+  if (options.pruneHistory) args.push("--prune-history");
   // Large bulk mints (the 100k-event bench) fit in fewer transactions with a roomy block.
   args.push("--gas-limit", "1000000000");
 
