@@ -114,6 +114,24 @@ describe("the pacer", () => {
     expect(rates.at(-1)).toBeGreaterThanOrEqual(297);
   });
 
+  it("takes a batch's items throttled here and there as independent at once, and a throttled tail as the budget's", async () => {
+    let clock = 0;
+    const pacer = new Pacer({
+      provider: PROVIDER.alchemy,
+      wait: async (ms) => {
+        clock += ms;
+      },
+      now: () => clock,
+    });
+    const calls = Array.from({ length: 10 }, () => ({ method: "eth_getBlockByNumber" }));
+    await pacer.take(calls);
+    pacer.answered(10, 3, pacer.cost(calls), true);
+    expect(pacer.currentRate).toBeCloseTo(297, 5);
+    expect(pacer.usage().randomThrottling).toBe(true);
+    pacer.answered(10, 3, pacer.cost(calls), false);
+    expect(pacer.currentRate).toBeCloseTo(297 * 0.7, 5);
+  });
+
   it("still lowers the rate for a budget once 429s were judged independent", async () => {
     const { pacer, rates } = await simulate({ randomShare: 0.3, budget: 660, seconds: 60 });
     expect(pacer.usage().randomThrottling).toBe(true);

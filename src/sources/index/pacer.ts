@@ -12,6 +12,8 @@
  *   once per half second; half seconds held back without throttling raise it additively. Never below a floor.
  *   Every call refused for over a second and a half is an outage, not a budget: once served again, the rate
  *   doubles back to where it was.
+ * - A batch whose throttled items lie here and there, some served after them, was not cut off by a budget (which
+ *   refuses the items from where it ran out): those 429s are independent, asked again at once, the rate kept.
  * - 429s that keep coming at the same share however slow it goes are not the budget's: they are taken as
  *   independent failures (the rate goes back to where it was, and they are asked again at once) until the share
  *   of throttled calls rises clearly above theirs.
@@ -126,6 +128,8 @@ export class Pacer {
   private epoch: Epoch;
   /** Set once 429s are judged independent: their share. */
   private randomShare: number | undefined;
+  /** A batch came back with items throttled here and there (independent 429s). */
+  private scatteredSeen = false;
   private recent: boolean[] = [];
   /** Units sent in the last second (for the first rate of an unpaced client). */
   private sent: { at: number; cost: number }[] = [];
@@ -216,9 +220,11 @@ export class Pacer {
 
   /**
    * An answer to `items` calls, `throttled` of them throttled. Lowers the rate when the throttling is the
-   * budget's; judges it independent when its share stays the same at a lower rate.
+   * budget's; judges it independent when its share stays the same at a lower rate, or at once when `scattered`.
+   * A budget refuses a batch's items from where it ran out (a tail); items refused here and there, with some
+   * served after them, are independent of the pace: asked again at once, the rate left as it is.
    */
-  answered(items: number, throttled: number, cost = items): void {
+  answered(items: number, throttled: number, cost = items, scattered = false): void {
     this.counts.throttled += throttled;
     this.epoch.served += items === 0 ? 0 : (cost * (items - throttled)) / items;
     this.epoch.end = this.now();
@@ -231,6 +237,10 @@ export class Pacer {
     const now = this.now();
     if (throttled < items) this.lastServed = now;
     if (throttled === 0) return;
+    if (scattered) {
+      this.scatteredSeen = true;
+      return;
+    }
     if (this.randomShare !== undefined) {
       // Independent 429s: asked again at once, unless the share rose clearly above theirs (the budget's too).
       if (this.recent.length < RECENT / 2 || this.recentShare() <= this.randomShare * 1.3 + 0.1) return;
@@ -256,7 +266,7 @@ export class Pacer {
       throttledShare: items === 0 ? 0 : throttled / items,
       ...(this.rate === undefined ? {} : { rate: Math.round(this.rate) }),
       stated: this.cap !== undefined,
-      randomThrottling: this.randomShare !== undefined,
+      randomThrottling: this.randomShare !== undefined || this.scatteredSeen,
     };
   }
 

@@ -293,15 +293,21 @@ export class RpcClient {
   private async paced<T>(calls: RpcCall[], request: () => Promise<T>): Promise<T> {
     await this.pacer.take(calls);
     let throttled = 0;
+    let scattered = false;
     try {
       const value = await request();
-      if (Array.isArray(value)) throttled = value.filter((r) => r instanceof Retryable).length;
+      if (Array.isArray(value)) {
+        const refused = value.map((r) => r instanceof Retryable);
+        throttled = refused.filter(Boolean).length;
+        // Some item served after a throttled one: not a budget running out part-way through the batch.
+        scattered = throttled > 0 && refused.lastIndexOf(false) > refused.indexOf(true);
+      }
       return value;
     } catch (err) {
       if (err instanceof Retryable && err.kind === "throttle") throttled = calls.length;
       throw err;
     } finally {
-      this.pacer.answered(calls.length, throttled, this.pacer.cost(calls));
+      this.pacer.answered(calls.length, throttled, this.pacer.cost(calls), scattered);
     }
   }
 
