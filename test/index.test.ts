@@ -240,7 +240,10 @@ describe("indexChain", () => {
     try {
       const db = await dbPath("reversed");
       const result = await indexChain(options(db, { rpcUrl: proxy.url }));
-      expect(result).toEqual(mainResult);
+      // The same outcome; the calls it took may differ (ranges read at once finish in any order).
+      const { rpc: _, ...outcome } = result;
+      const { rpc: __, ...mainOutcome } = mainResult;
+      expect(outcome).toEqual(mainOutcome);
       expect(await allOnChain(db)).toEqual(chain.expected);
       expect(proxy.answers.some((a) => a.logs > 1)).toBe(true);
     } finally {
