@@ -132,6 +132,30 @@ describe("the pacer", () => {
     expect(pacer.currentRate).toBeCloseTo(297 * 0.7, 5);
   });
 
+  it("after an outage (every call refused for seconds) goes back to the pace before it, not to where it fell", async () => {
+    let clock = 0;
+    const pacer = new Pacer({
+      provider: PROVIDER.alchemy,
+      unitsPerSecond: 660,
+      wait: async (ms) => {
+        clock += ms;
+      },
+      now: () => clock,
+    });
+    const calls = [{ method: "eth_getBlockByNumber" }];
+    const before = pacer.currentRate!;
+    for (const end of [3_000, 6_000]) {
+      const refused = end === 3_000;
+      while (clock < end) {
+        await pacer.take(calls);
+        clock += 5;
+        pacer.answered(1, refused ? 1 : 0, pacer.cost(calls));
+      }
+      if (refused) expect(pacer.currentRate!).toBeLessThan(before * 0.5);
+    }
+    expect(pacer.currentRate!).toBeGreaterThanOrEqual(before * 0.9);
+  });
+
   it("still lowers the rate for a budget once 429s were judged independent", async () => {
     const { pacer, rates } = await simulate({ randomShare: 0.3, budget: 660, seconds: 60 });
     expect(pacer.usage().randomThrottling).toBe(true);

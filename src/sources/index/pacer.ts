@@ -137,8 +137,9 @@ export class Pacer {
   /** Requests waiting for the bucket, in order. */
   private readonly queue: { cost: number; resolve: () => void; reject: (err: unknown) => void }[] = [];
   private pumping = false;
-  /** When a call was last served. */
+  /** When a call was last served, and the pace then (undefined: not paced yet). */
   private lastServed: number;
+  private rateWhenServed: number | undefined;
   private readonly counts = { calls: {} as Record<string, number>, units: 0, items: 0, throttled: 0 };
 
   constructor(private readonly options: PacerOptions) {
@@ -159,6 +160,7 @@ export class Pacer {
     this.last = this.now();
     this.stepAt = this.last;
     this.lastServed = this.last;
+    this.rateWhenServed = this.rate;
     this.epoch = newEpoch(this.last);
   }
 
@@ -235,7 +237,10 @@ export class Pacer {
     for (let i = 0; i < items; i++) this.recent.push(i < throttled);
     if (this.recent.length > RECENT) this.recent.splice(0, this.recent.length - RECENT);
     const now = this.now();
-    if (throttled < items) this.lastServed = now;
+    if (throttled < items) {
+      this.lastServed = now;
+      this.rateWhenServed = this.rate;
+    }
     if (throttled === 0) return;
     if (scattered) {
       this.scatteredSeen = true;
@@ -307,7 +312,8 @@ export class Pacer {
     const everyCall = now - this.lastServed > OUTAGE_MS;
     // Every call refused says nothing of the rate: once served again, back to it (unpaced before: doubling on).
     if (!everyCall) this.recoverTo = undefined;
-    else this.recoverTo ??= this.rate === undefined ? Number.POSITIVE_INFINITY : this.rate;
+    // The pace before the outage, not the one it fell to while every call was refused.
+    else this.recoverTo ??= this.rateWhenServed ?? Number.POSITIVE_INFINITY;
     this.slowStart = false;
     this.lastDecrease = now;
     if (this.rate === undefined) {
