@@ -22,6 +22,14 @@ export interface CliResult {
   timedOut?: boolean;
 }
 
+/**
+ * `chainmail index`'s stderr without the line it writes every minute without a terminal (`chainmail index: block N
+ * of M; …`): a run on a loaded machine may last long enough to write one, and it is not a warning.
+ */
+export function warningsOf(stderr: string): string {
+  return stderr.replace(/^chainmail index: block \d+ of \d+; [^\n]*\n/gm, "");
+}
+
 /** The built command line (`npm test` builds it first). */
 export const CLI = join(import.meta.dirname, "..", "dist", "cli", "main.js");
 
