@@ -11,19 +11,13 @@
  * Which outcomes may be retried is the caller's decision (`shouldRetry`): reads retry freely, a send only
  * when the request cannot have been delivered.
  */
+
+import type { RawResponse } from "../schemas/common.js";
 import type { RetryPolicy } from "./config.js";
 import { ChainmailError } from "./errors.js";
 import { AnswerTooLarge, AttemptTimeout, CutOffAnswer, splitUrl, type UpstreamPool } from "./upstream-pool.js";
 
 export { AnswerTooLarge };
-
-/** An upstream's answer as received: what every node's `response` port carries. */
-export interface RawResponse {
-  status: number;
-  /** Names in lower case; secrets scrubbed. */
-  headers: Record<string, unknown>;
-  body: string;
-}
 
 export interface HttpCall {
   /** Upstream name for messages, logs and metrics, e.g. `NFTPort`. */

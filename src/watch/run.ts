@@ -70,7 +70,7 @@ export interface WatchSummary {
   retrying: number;
 }
 
-export interface RunContext {
+export interface WatchContext {
   follow: FollowContext;
   send: SendContext;
   logger: Logger;
@@ -97,7 +97,7 @@ export class WatchRun {
   constructor(
     private readonly watchConfig: WatchConfig,
     private readonly store: WatchStore,
-    private readonly ctx: RunContext,
+    private readonly ctx: WatchContext,
   ) {}
 
   async tick(): Promise<void> {
