@@ -4,7 +4,8 @@
  * a mix of pages: by contract (half the busy contract, half any), by token (the busy contract's) and the whole chain
  * from a random block, 50 records each.
  *
- * Contenders, each a process of its own, rounds interleaved: this build (default limits) and, with
+ * Contenders, each a process of its own, rounds interleaved: this build (default limits), this build with
+ * CHAINMAIL_MAX_EVENT_LOOP_DELAY_MS=100 and, with
  * BENCH_SERVICE_BASELINE=<dist/cli/main.js of another build>, that build (before/after). Figures per run: answered
  * (200) requests/s, their p50/p99/max latency measured per request by the client, refusals (503 with Retry-After)
  * per second and how fast they came, other failures.
@@ -59,9 +60,13 @@ async function fill(db: string): Promise<void> {
   console.log(`${store.db.engine}: ${ROWS} records in ${((Date.now() - started) / 1000).toFixed(0)} s`);
 }
 
-async function serve(main: string, db: string): Promise<{ url: string; close(): Promise<void> }> {
+async function serve(
+  main: string,
+  db: string,
+  settings: Record<string, string>,
+): Promise<{ url: string; close(): Promise<void> }> {
   const child: ChildProcess = spawn(process.execPath, [main, "serve", "--port", "0"], {
-    env: { PATH: process.env.PATH ?? "", NFT_SOURCE: "index", INDEX_DB: db, CHAINMAIL_TOKENS: TOKEN },
+    env: { PATH: process.env.PATH ?? "", NFT_SOURCE: "index", INDEX_DB: db, CHAINMAIL_TOKENS: TOKEN, ...settings },
     stdio: ["ignore", "ignore", "pipe"],
   });
   const lines = createInterface({ input: child.stderr! });
@@ -161,8 +166,12 @@ async function load(url: string): Promise<Figures> {
 export default async function serviceLoadBench(): Promise<void> {
   rmSync(dir, { recursive: true, force: true });
   mkdirSync(dir, { recursive: true });
-  const builds: Record<string, string> = { after: MAIN };
-  if (process.env.BENCH_SERVICE_BASELINE) builds.before = process.env.BENCH_SERVICE_BASELINE;
+  // name: [the build's CLI, extra settings]
+  const builds: Record<string, [string, Record<string, string>]> = {
+    after: [MAIN, {}],
+    "after, loop 100 ms": [MAIN, { CHAINMAIL_MAX_EVENT_LOOP_DELAY_MS: "100" }],
+  };
+  if (process.env.BENCH_SERVICE_BASELINE) builds.before = [process.env.BENCH_SERVICE_BASELINE, {}];
   let postgres: Awaited<ReturnType<typeof scratchDatabase>> | undefined;
   try {
     postgres = await scratchDatabase("chainmail_service_load");
@@ -178,10 +187,10 @@ export default async function serviceLoadBench(): Promise<void> {
       const runs = await interleaved(
         ROUNDS,
         Object.fromEntries(
-          Object.entries(builds).map(([name, main]) => [
+          Object.entries(builds).map(([name, [main, env]]) => [
             name,
             async () => {
-              const server = await serve(main, db);
+              const server = await serve(main, db, env);
               try {
                 await autocannon({ url: `${server.url}/healthz`, connections: 4, duration: 1 }); // warm-up
                 return await load(server.url);
@@ -199,13 +208,13 @@ export default async function serviceLoadBench(): Promise<void> {
       for (const [name, figures] of Object.entries(runs)) {
         for (const [i, f] of figures.entries()) {
           console.log(
-            `  ${name.padEnd(7)} round ${i + 1}: answered ${f.rps.toFixed(0)} req/s, p50 ${f.p50.toFixed(0)} ms, ` +
+            `  ${name.padEnd(18)} round ${i + 1}: answered ${f.rps.toFixed(0)} req/s, p50 ${f.p50.toFixed(0)} ms, ` +
               `p99 ${f.p99.toFixed(0)} ms, max ${f.max.toFixed(0)} ms; shed ${f.shedPerSecond.toFixed(0)}/s ` +
               `(p99 ${f.shedP99.toFixed(0)} ms, ${f.withoutRetryAfter} without Retry-After); failed ${f.failed}`,
           );
         }
         console.log(
-          `  ${name.padEnd(7)} median: ${median(figures.map((f) => f.rps)).toFixed(0)} req/s answered, p99 ` +
+          `  ${name.padEnd(18)} median: ${median(figures.map((f) => f.rps)).toFixed(0)} req/s answered, p99 ` +
             `${median(figures.map((f) => f.p99)).toFixed(0)} ms, max ${Math.max(...figures.map((f) => f.max)).toFixed(0)} ms`,
         );
       }

@@ -5,8 +5,10 @@
  * answered from the cache within CHAINMAIL_CACHE_TTL_MS, never across API keys, and `Cache-Control: no-cache`
  * goes upstream.
  */
+
+import { once } from "node:events";
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from "node:http";
-import type { AddressInfo } from "node:net";
+import { type AddressInfo, connect } from "node:net";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { type RunningServer, startServer } from "../src/server/index.js";
 import { testConfig } from "./helpers.js";
@@ -141,6 +143,49 @@ describe("load shedding", () => {
     expect(waited.body.error.details).toMatchObject({ code: "overloaded", reason: "waited" });
     gate.releaseAll();
     expect((await running).status).toBe(200);
+  });
+});
+
+describe("event-loop delay", () => {
+  it("refuses node requests at once while the loop is behind, and still answers /healthz", async () => {
+    const server = await serve({ NFTPORT_BASE_URL: "http://127.0.0.1:9", CHAINMAIL_MAX_EVENT_LOOP_DELAY_MS: "50" });
+    const { port } = new URL(server.url);
+    /** A connected socket; `send` writes at once (no turn of the loop), `answer` resolves to all it received. */
+    const raw = async () => {
+      const socket = connect(Number(port), "127.0.0.1");
+      await once(socket, "connect");
+      let text = "";
+      socket.setEncoding("utf8").on("data", (chunk: string) => {
+        text += chunk;
+      });
+      const closed = once(socket, "close");
+      return {
+        send: (request: string) => socket.write(request),
+        answer: async () => {
+          await closed;
+          return text;
+        },
+      };
+    };
+    const body = JSON.stringify({ query: { page_size: 0 } });
+    const nodeRequest = `POST ${BY_TOKEN} HTTP/1.1\r\nHost: x\r\nConnection: close\r\nContent-Type: application/json\r\nContent-Length: ${body.length}\r\n\r\n${body}`;
+    const [refused, health] = [await raw(), await raw()];
+    // Both requests go into their sockets, then the loop is held far past the limit before the service reads them.
+    refused.send(nodeRequest);
+    health.send("GET /healthz HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n");
+    const until = performance.now() + 300;
+    while (performance.now() < until) {}
+    const answer = await refused.answer();
+    expect(answer).toMatch(/^HTTP\/1.1 503 /);
+    expect(answer).toMatch(/\r\nretry-after: 1\r\n/i);
+    expect(answer).toContain('"reason":"event_loop_delay"');
+    expect(await health.answer()).toMatch(/^HTTP\/1.1 200 /);
+    // Once the loop is on time again, node requests are run (this one is invalid input: 400 from the node itself).
+    let status = 503;
+    for (let i = 0; i < 50 && status === 503; i++) {
+      status = (await call(`${server.url}${BY_TOKEN}`, "POST", { query: { page_size: 0 } })).status;
+    }
+    expect(status).toBe(400);
   });
 });
 

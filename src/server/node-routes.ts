@@ -65,8 +65,16 @@ export function registerNodeRoutes(app: FastifyInstance, { config, settings, met
   // CHAINMAIL_BODY_TIMEOUT_MS instead), and an unauthenticated caller never gets that far.
   const admission = createAdmission(settings.admission);
   metrics.watchAdmission(admission.state);
+  app.addHook("onClose", (_app, done) => {
+    admission.stop();
+    done();
+  });
   for (const node of Object.values(nodes)) {
-    const route = { config: { node: node.id }, onRequest: requireToken, preHandler: admission.hook };
+    const route = {
+      config: { node: node.id },
+      onRequest: [requireToken, admission.loopHook],
+      preHandler: admission.hook,
+    };
     app.post(`/nodes/${node.id}`, route, (request, reply) => runOne(node, request, reply));
   }
   // Answered before the body is read, so the caller learns which nodes exist whatever it sent.

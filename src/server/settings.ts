@@ -101,6 +101,7 @@ export function loadServerSettings(config: Config, overrides: { tokens?: string[
       maxInFlight: setting(config.env, "CHAINMAIL_MAX_IN_FLIGHT"),
       maxQueued: setting(config.env, "CHAINMAIL_MAX_QUEUED"),
       queueTimeoutMs: setting(config.env, "CHAINMAIL_QUEUE_TIMEOUT_MS"),
+      maxEventLoopDelayMs: setting(config.env, "CHAINMAIL_MAX_EVENT_LOOP_DELAY_MS"),
     },
     cache: {
       ttlMs: setting(config.env, "CHAINMAIL_CACHE_TTL_MS"),
