@@ -380,11 +380,13 @@ export const EnvSchema = Type.Object({
     max: MAX_HEADERS_TIMEOUT_MS,
   }),
   // Under more load than the CPU serves, requests wait unread in their sockets while the loop comes round; past this
-  // delay new ones are refused at once, so the loop comes round faster for the rest.
+  // delay new ones are refused at once, so the loop comes round faster for the rest. Off by default (as in
+  // @fastify/under-pressure): one large request parsed or checked in one go (a 20 MB mail batch) holds the loop too,
+  // and would have others refused meanwhile; an operator of a busy own-index replica sets it (e.g. 100).
   CHAINMAIL_MAX_EVENT_LOOP_DELAY_MS: int(0, MAX_HEADERS_TIMEOUT_MS, {
     group: service,
     description: "event-loop delay past which new node requests are refused (503); 0: never",
-    default: 1_000,
+    default: 0,
   }),
   // Off by default: an answer then is always the upstream's latest. Identical reads in flight are shared regardless.
   CHAINMAIL_CACHE_TTL_MS: int(0, MAX_CACHE_TTL_MS, {
