@@ -10,14 +10,7 @@
 import type { FastifyReply, FastifyRequest } from "fastify";
 import { ChainmailError } from "../core/errors.js";
 import { sendError } from "./replies.js";
-
-export interface AdmissionLimits {
-  maxInFlight: number;
-  maxQueued: number;
-  queueTimeoutMs: number;
-  /** Past this event-loop delay new node requests are refused at once; 0: never. */
-  maxEventLoopDelayMs: number;
-}
+import type { AdmissionLimits } from "./settings.js";
 
 type Reason = "queue_full" | "waited" | "event_loop_delay";
 

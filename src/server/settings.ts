@@ -5,7 +5,15 @@
 import type { Config } from "../core/config.js";
 import { setting } from "../core/env.js";
 import { ChainmailError } from "../core/errors.js";
-import type { AdmissionLimits } from "./admission.js";
+
+/** Load shedding of the node routes (admission.ts). */
+export interface AdmissionLimits {
+  maxInFlight: number;
+  maxQueued: number;
+  queueTimeoutMs: number;
+  /** Past this event-loop delay new node requests are refused at once; 0: never. */
+  maxEventLoopDelayMs: number;
+}
 
 export interface ServerSettings {
   /** Accepted bearer tokens; empty means the node routes are open. */
