@@ -28,6 +28,9 @@ export const BIG_QUANTITY = 9007199254740993n;
 export interface NftportOptions {
   /** Synthetic contracts and how many full pages of 50 each holds. */
   paged?: Record<string, number>;
+  /** The key's quota per 1-second window, and whether answers carry `x-served-at` (test/upstreams/nftport.ts). */
+  requestsPerSecond?: number;
+  stampServedAt?: boolean;
 }
 
 export interface MailjetOptions {
@@ -76,7 +79,10 @@ async function start(
     dataset.byContract.set(contract.toLowerCase(), syntheticRecords(contract.toLowerCase(), pages * 50, block));
     block += pages * 50;
   }
-  return startNftport(dataset);
+  return startNftport(dataset, {
+    ...(options.requestsPerSecond === undefined ? {} : { requestsPerSecond: options.requestsPerSecond }),
+    ...(options.stampServedAt ? { stampServedAt: true } : {}),
+  });
 }
 
 /** The real page again, under another contract, with the first record's quantity beyond 2^53. */

@@ -50,7 +50,7 @@ describe("GET /openapi.json", () => {
       expect(op.operationId).toBe(node.id);
       const input = op.requestBody.content["application/json"].schema;
       expect(Object.keys(input.properties)).toEqual(Object.keys(node.inputs));
-      expect(Object.keys(op.responses).sort()).toEqual(["200", "400", "408", "413", "500", "502", "504"]);
+      expect(Object.keys(op.responses).sort()).toEqual(["200", "400", "408", "413", "500", "502", "503", "504"]);
       const output = op.responses["200"].content["application/json"].schema;
       expect(Object.keys(output.properties)).toEqual(Object.keys(node.outputs));
       // Open without tokens: a bearer token is optional there, and the scheme stays declared.

@@ -134,6 +134,10 @@ const MAX_BODY_LIMIT_BYTES = 256 * 1024 * 1024;
 const MAX_CONNECTIONS = 1_000_000;
 /** A client sends its headers in milliseconds; an hour is more than any keep-alive idle time needs. */
 const MAX_HEADERS_TIMEOUT_MS = 3_600_000;
+/** Requests in flight or in line, and cache entries: far beyond one process's memory for them. */
+const MAX_IN_FLIGHT = 1_000_000;
+/** A cache is for repeats within a short while; a day is already far beyond any page's freshness. */
+const MAX_CACHE_TTL_MS = 86_400_000;
 /** An upstream's own timeout and retries, standing in for CHAINMAIL_TIMEOUT_MS and CHAINMAIL_MAX_RETRIES. */
 const perUpstream = <U extends string>(upstream: U, what: string) => {
   const timeout = duration(1, { group: calls, description: `timeout of ${what}`, shown: "`CHAINMAIL_TIMEOUT_MS`" });
@@ -356,6 +360,49 @@ export const EnvSchema = Type.Object({
     group: service,
     description: "connections open at once",
     default: 4_096,
+  }),
+  // Node requests beyond these wait in line, then are refused with 503 and Retry-After (server/admission.ts): an
+  // answer within about a second, or a refusal at once, rather than a wait of tens of seconds.
+  CHAINMAIL_MAX_IN_FLIGHT: int(1, MAX_IN_FLIGHT, {
+    group: service,
+    description: "node requests run at once; more wait in line",
+    default: 128,
+  }),
+  CHAINMAIL_MAX_QUEUED: int(0, MAX_IN_FLIGHT, {
+    group: service,
+    description: "node requests waiting in line; more are refused at once (503)",
+    default: 512,
+  }),
+  CHAINMAIL_QUEUE_TIMEOUT_MS: duration(1, {
+    group: service,
+    description: "longest a node request waits in line before it is refused (503)",
+    default: 500,
+    max: MAX_HEADERS_TIMEOUT_MS,
+  }),
+  // Under more load than the CPU serves, requests wait unread in their sockets while the loop comes round; past this
+  // delay new ones are refused at once, so the loop comes round faster for the rest. Off by default (as in
+  // @fastify/under-pressure): one large request parsed or checked in one go (a 20 MB mail batch) holds the loop too,
+  // and would have others refused meanwhile; an operator of a busy own-index replica sets it (e.g. 100).
+  CHAINMAIL_MAX_EVENT_LOOP_DELAY_MS: int(0, MAX_HEADERS_TIMEOUT_MS, {
+    group: service,
+    description: "event-loop delay past which new node requests are refused (503); 0: never",
+    default: 0,
+  }),
+  // Off by default: an answer then is always the upstream's latest. Identical reads in flight are shared regardless.
+  CHAINMAIL_CACHE_TTL_MS: int(0, MAX_CACHE_TTL_MS, {
+    group: service,
+    description: "how long an upstream page (NFTPort, OpenSea) may answer repeats; 0: off",
+    default: 0,
+  }),
+  CHAINMAIL_CACHE_MAX_ENTRIES: int(1, MAX_IN_FLIGHT, {
+    group: service,
+    description: "upstream pages the cache holds at most",
+    default: 10_000,
+  }),
+  CHAINMAIL_CACHE_MAX_BYTES: int(1, MAX_BODY_LIMIT_BYTES * 16, {
+    group: service,
+    description: "bytes of upstream pages the cache holds at most (64 MiB)",
+    default: 64 * 1024 * 1024,
   }),
   ANVIL_BIN: text({
     group: "Demo",

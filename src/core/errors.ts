@@ -56,6 +56,8 @@ export const ErrorCode = {
   REQUEST_TIMEOUT: { code: "request_timeout", httpStatus: 504, retryable: true },
   /** The HTTP service is shutting down and takes no new requests. */
   SHUTTING_DOWN: { code: "shutting_down", httpStatus: 503, retryable: true },
+  /** The HTTP service is at capacity: the request was refused at once rather than kept waiting (Retry-After). */
+  OVERLOADED: { code: "overloaded", httpStatus: 503, retryable: true },
   /** A bug in chainmail: the message says what happened. */
   INTERNAL: { code: "internal", httpStatus: 500, retryable: false },
 } as const;

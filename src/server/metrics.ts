@@ -12,6 +12,12 @@ export interface ServiceMetrics {
   observeRequest(labels: { route: string; node: string; status: number }, seconds: number): void;
   /** Wired to `RunContext.onUpstreamAttempt`. */
   observeAttempt(event: AttemptEvent & { node: string }): void;
+  /** Reports the node requests running and waiting in line (admission.ts) at each scrape. */
+  watchAdmission(state: () => { inFlight: number; queued: number }): void;
+  /** Reports the shared upstream reads' totals at each scrape. */
+  watchSharedReads(
+    stats: () => { upstream: number; joined: number; cached: number; entries: number; bytes: number },
+  ): void;
 }
 
 /** A short, bounded label for what an upstream attempt produced. */
@@ -58,6 +64,48 @@ export function createMetrics(indexStatus?: () => Promise<IndexStatus>): Service
   });
   return {
     registry,
+    watchAdmission(state) {
+      new Gauge({
+        name: "chainmail_http_requests_running",
+        help: "Node requests running now (at most CHAINMAIL_MAX_IN_FLIGHT)",
+        registers: [registry],
+        collect() {
+          this.set(state().inFlight);
+        },
+      });
+      new Gauge({
+        name: "chainmail_http_requests_waiting",
+        help: "Node requests waiting in line now (at most CHAINMAIL_MAX_QUEUED)",
+        registers: [registry],
+        collect() {
+          this.set(state().queued);
+        },
+      });
+    },
+    watchSharedReads(stats) {
+      const seen = { upstream: 0, joined: 0, cached: 0 };
+      new Counter({
+        name: "chainmail_upstream_reads_total",
+        help: "Upstream reads (NFTPort, OpenSea pages) by how they were answered: upstream, joined (an identical read in flight), cached",
+        labelNames: ["how"] as const,
+        registers: [registry],
+        collect() {
+          const now = stats();
+          for (const how of ["upstream", "joined", "cached"] as const) {
+            this.inc({ how }, now[how] - seen[how]);
+            seen[how] = now[how];
+          }
+        },
+      });
+      new Gauge({
+        name: "chainmail_upstream_cache_bytes",
+        help: "Bytes of upstream answers held by the cache (CHAINMAIL_CACHE_TTL_MS)",
+        registers: [registry],
+        collect() {
+          this.set(stats().bytes);
+        },
+      });
+    },
     observeRequest({ route, node, status }, seconds) {
       const labels = { route, node, status: String(status) };
       requests.inc(labels);

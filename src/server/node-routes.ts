@@ -7,12 +7,14 @@ import type { FastifyInstance, FastifyReply, FastifyRequest } from "fastify";
 import type { Config } from "../core/config.js";
 import { ChainmailError, httpStatusOf } from "../core/errors.js";
 import { type AnyNode, type GenericOutput, runNode } from "../core/node.js";
+import { createAdmission } from "./admission.js";
 import { bearerChecker } from "./auth.js";
 import { bigintForm, inForm } from "./integers.js";
 import type { ServiceMetrics } from "./metrics.js";
 import { stringifyOutput } from "./output-body.js";
 import { sendError, sendJson } from "./replies.js";
 import type { ServerSettings } from "./settings.js";
+import { shareUpstreamReads, wantsFresh } from "./upstream-sharing.js";
 
 /** Time the node gets to report a cancelled run itself before the service answers 504 on its own. */
 const ABORT_GRACE_MS = 1_000;
@@ -32,6 +34,8 @@ interface NodeRoutes {
 
 export function registerNodeRoutes(app: FastifyInstance, { config, settings, metrics, nodes }: NodeRoutes): void {
   const checkBearer = bearerChecker(settings.tokens);
+  const sharing = shareUpstreamReads(config, settings.cache);
+  metrics.watchSharedReads(sharing.stats);
   // Runs before the body is read: an unauthenticated caller cannot make the service parse a large body.
   // Callback style: an async hook costs a promise on every request.
   const requireToken = (request: FastifyRequest, reply: FastifyReply, done: () => void) => {
@@ -45,7 +49,7 @@ export function registerNodeRoutes(app: FastifyInstance, { config, settings, met
     if ("error" in asked) return sendJson(reply, 400, { error: asked.error });
     const output = await runWithin(settings.requestTimeoutMs, node, (signal) =>
       runNode(node, request.body, {
-        config,
+        config: wantsFresh(request.headers["cache-control"]) ? sharing.fresh : sharing.config,
         logger: request.log,
         signal,
         onUpstreamAttempt: metrics.observeAttempt,
@@ -57,10 +61,21 @@ export function registerNodeRoutes(app: FastifyInstance, { config, settings, met
     return reply.code(statusOf(node, output)).type("application/json; charset=utf-8").send(stringifyOutput(body));
   };
 
+  // Once the body is in: a client trickling its body takes no place from those whose request is whole (it is cut by
+  // CHAINMAIL_BODY_TIMEOUT_MS instead), and an unauthenticated caller never gets that far.
+  const admission = createAdmission(settings.admission);
+  metrics.watchAdmission(admission.state);
+  app.addHook("onClose", (_app, done) => {
+    admission.stop();
+    done();
+  });
   for (const node of Object.values(nodes)) {
-    app.post(`/nodes/${node.id}`, { config: { node: node.id }, onRequest: requireToken }, (request, reply) =>
-      runOne(node, request, reply),
-    );
+    const route = {
+      config: { node: node.id },
+      onRequest: [requireToken, admission.loopHook],
+      preHandler: admission.hook,
+    };
+    app.post(`/nodes/${node.id}`, route, (request, reply) => runOne(node, request, reply));
   }
   // Answered before the body is read, so the caller learns which nodes exist whatever it sent.
   const unknownNode = async (request: FastifyRequest, reply: FastifyReply) => {

@@ -115,6 +115,10 @@ export function buildOpenApi(nodes: readonly AnyNode[], options: OpenApiOptions)
       413: json(errorOnly, `The request body is larger than ${options.bodyLimitBytes} bytes`),
       500: json(output, "A bug in chainmail"),
       502: json(output, "The upstream failed or answered an error (`error.details` has its status and code)"),
+      503: json(
+        errorOnly,
+        "The service is at capacity (`overloaded`, with `Retry-After`) or shutting down (`shutting_down`)",
+      ),
       504: json(output, "The upstream, or the whole request, timed out"),
     };
     if (options.auth) {

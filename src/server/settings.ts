@@ -6,6 +6,15 @@ import type { Config } from "../core/config.js";
 import { setting } from "../core/env.js";
 import { ChainmailError } from "../core/errors.js";
 
+/** Load shedding of the node routes (admission.ts). */
+export interface AdmissionLimits {
+  maxInFlight: number;
+  maxQueued: number;
+  queueTimeoutMs: number;
+  /** Past this event-loop delay new node requests are refused at once; 0: never. */
+  maxEventLoopDelayMs: number;
+}
+
 export interface ServerSettings {
   /** Accepted bearer tokens; empty means the node routes are open. */
   tokens: string[];
@@ -21,6 +30,10 @@ export interface ServerSettings {
   bodyTimeoutMs: number;
   /** Most connections open at once; more are closed as soon as they open. */
   maxConnections: number;
+  /** Load shedding of the node routes (admission.ts). */
+  admission: AdmissionLimits;
+  /** The shared upstream reads (core/pools/shared-reads.ts): cache time (0: off) and bounds. */
+  cache: { ttlMs: number; maxEntries: number; maxBytes: number };
 }
 
 /** Shorter tokens are too easy to guess. */
@@ -49,7 +62,7 @@ function smtpUrlHasCredentials(url: string): boolean {
 
 /**
  * Reads CHAINMAIL_TOKENS, CHAINMAIL_BODY_LIMIT_BYTES, CHAINMAIL_REQUEST_TIMEOUT_MS, CHAINMAIL_HEADERS_TIMEOUT_MS,
- * CHAINMAIL_BODY_TIMEOUT_MS and CHAINMAIL_MAX_CONNECTIONS. Throws a clear error when default credentials are
+ * CHAINMAIL_BODY_TIMEOUT_MS, CHAINMAIL_MAX_CONNECTIONS, the load-shedding and the cache settings. Throws a clear error when default credentials are
  * configured without any token: nobody else may spend the operator's keys.
  */
 export function loadServerSettings(config: Config, overrides: { tokens?: string[] } = {}): ServerSettings {
@@ -92,5 +105,16 @@ export function loadServerSettings(config: Config, overrides: { tokens?: string[
     headersTimeoutMs: setting(config.env, "CHAINMAIL_HEADERS_TIMEOUT_MS"),
     bodyTimeoutMs: setting(config.env, "CHAINMAIL_BODY_TIMEOUT_MS"),
     maxConnections: setting(config.env, "CHAINMAIL_MAX_CONNECTIONS"),
+    admission: {
+      maxInFlight: setting(config.env, "CHAINMAIL_MAX_IN_FLIGHT"),
+      maxQueued: setting(config.env, "CHAINMAIL_MAX_QUEUED"),
+      queueTimeoutMs: setting(config.env, "CHAINMAIL_QUEUE_TIMEOUT_MS"),
+      maxEventLoopDelayMs: setting(config.env, "CHAINMAIL_MAX_EVENT_LOOP_DELAY_MS"),
+    },
+    cache: {
+      ttlMs: setting(config.env, "CHAINMAIL_CACHE_TTL_MS"),
+      maxEntries: setting(config.env, "CHAINMAIL_CACHE_MAX_ENTRIES"),
+      maxBytes: setting(config.env, "CHAINMAIL_CACHE_MAX_BYTES"),
+    },
   };
 }

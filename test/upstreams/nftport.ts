@@ -136,8 +136,26 @@ function matches(r: Rec, types: string[], byNft: boolean): boolean {
   );
 }
 
-export async function startNftport(dataset: Dataset): Promise<NftportServer> {
+export interface NftportOptions {
+  /** A key's quota: past this many requests in a 1-second window, NFTPort's 429 (benchmarks of shared reads). */
+  requestsPerSecond?: number;
+  /** Adds `x-served-at` (ms since the epoch) to every answer, so a client can tell how old an answer is. */
+  stampServedAt?: boolean;
+}
+
+export async function startNftport(dataset: Dataset, options: NftportOptions = {}): Promise<NftportServer> {
   const faults: Fault[] = [];
+  let windowStart = 0;
+  let inWindow = 0;
+  /** Whether this request is beyond the quota of the current 1-second window. */
+  const overQuota = (now: number): boolean => {
+    if (options.requestsPerSecond === undefined) return false;
+    if (now - windowStart >= 1000) {
+      windowStart = now;
+      inWindow = 0;
+    }
+    return ++inWindow > options.requestsPerSecond;
+  };
   const requests: RequestLog[] = [];
   // Stable, server-side cursors: continuation string -> position after which the next page starts.
   const cursors = new Map<string, { scope: string; index: number }>();
@@ -174,7 +192,8 @@ export async function startNftport(dataset: Dataset): Promise<NftportServer> {
 
   const send = (res: ServerResponse, status: number, body: unknown, headers: Record<string, string> = {}) => {
     const text = typeof body === "string" ? body : stringifyJson(body);
-    res.writeHead(status, { "content-type": "application/json", ...headers });
+    const stamp = options.stampServedAt ? { "x-served-at": String(Date.now()) } : {};
+    res.writeHead(status, { "content-type": "application/json", ...stamp, ...headers });
     res.end(text);
   };
   const nok = (res: ServerResponse, status: number, code: string, message: string) =>
@@ -190,6 +209,7 @@ export async function startNftport(dataset: Dataset): Promise<NftportServer> {
       authorization: req.headers.authorization,
       headers: req.headers,
     });
+    if (overQuota(Date.now())) return send(res, 429, RATE_LIMIT_BODY);
     const fault = faults[0]?.after ? undefined : faults[0];
     if (faults[0]?.after) faults[0].after--;
     if (fault) {
