@@ -42,7 +42,7 @@ export class HeadWaiter {
   /** The highest head the subscription announced, and the one an early wake-up was last given for. */
   private announced = -1;
   private wokenFor = -1;
-  private wake: (() => void) | undefined;
+  private wake: ((always?: boolean) => void) | undefined;
   private resubscribeAt = 0;
   private backoffMs = RESUBSCRIBE_MIN_MS;
   private quietPolls = 0;
@@ -76,8 +76,8 @@ export class HeadWaiter {
         resolve();
       };
       const timer = setTimeout(done, this.options.pollIntervalMs);
-      this.wake = () => {
-        if (this.closed || this.announced > head) done();
+      this.wake = (always) => {
+        if (always || this.closed || this.announced > head) done();
       };
       if (this.closed) done();
     });
@@ -128,6 +128,8 @@ export class HeadWaiter {
     if (message === "subscribed") {
       this.backoffMs = RESUBSCRIBE_MIN_MS;
       this.setMode("subscription");
+      // A block made between the last look at the head and now was announced to nobody: look once more.
+      this.wake?.(true);
     } else if (message === "refused") {
       this.failed();
     } else if (message !== undefined) {
