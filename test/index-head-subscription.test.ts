@@ -48,6 +48,7 @@ function follow(db: string, pollIntervalMs: number) {
   const modes: HeadMode[] = [];
   const waiters: { check: () => boolean; resolve: () => void }[] = [];
   let indexed = -1;
+  let looks = 0;
   const settle = () => {
     for (const w of [...waiters]) {
       if (w.check()) {
@@ -72,6 +73,7 @@ function follow(db: string, pollIntervalMs: number) {
       settle();
     },
     onProgress: (p) => {
+      looks++;
       indexed = Math.max(indexed, p.block);
       settle();
     },
@@ -80,6 +82,11 @@ function follow(db: string, pollIntervalMs: number) {
     modes,
     mode: (mode: HeadMode, count = 1) => when(() => modes.filter((m) => m === mode).length >= count),
     indexed: (block: number) => when(() => indexed >= block),
+    /** Until the indexer has looked at the head `count` more times. */
+    looks: (count: number) => {
+      const until = looks + count;
+      return when(() => looks >= until);
+    },
     stop: async () => {
       stop.abort();
       return running;
@@ -107,6 +114,18 @@ describe("following the head by subscription", () => {
       await indexer.stop();
     }
     expect((await rows(db)).map((r) => r.token_id)).toEqual(["1", "2"]);
+    expect(indexer.modes).toEqual(["subscription"]);
+  });
+
+  it("stays subscribed while the chain is idle: polls that find no new head are no sign of a dead subscription", async () => {
+    const db = await backend.target("idle");
+    const indexer = follow(db, 10);
+    try {
+      await indexer.mode("subscription");
+      await indexer.looks(30);
+    } finally {
+      await indexer.stop();
+    }
     expect(indexer.modes).toEqual(["subscription"]);
   });
 

@@ -46,6 +46,8 @@ export class HeadWaiter {
   private resubscribeAt = 0;
   private backoffMs = RESUBSCRIBE_MIN_MS;
   private quietPolls = 0;
+  /** The head the indexer last waited at. */
+  private lastHead = -1;
   private closed = false;
   private readonly url: string | undefined;
 
@@ -90,10 +92,16 @@ export class HeadWaiter {
     this.wake?.();
   }
 
-  /** A poll found `head` above what the subscription announced, several times in a row: it has gone quiet. */
+  /**
+   * The head moved since the last wait to `head`, above what the subscription announced, several times in a row: it
+   * has gone quiet. (A head that did not move says nothing: an idle chain announces nothing either.)
+   */
   private checkQuiet(head: number): void {
+    const moved = head > this.lastHead;
+    this.lastHead = Math.max(this.lastHead, head);
     if (this.mode !== "subscription" || !this.socket) return;
-    this.quietPolls = head > this.announced ? this.quietPolls + 1 : 0;
+    if (head <= this.announced) this.quietPolls = 0;
+    else if (moved) this.quietPolls++;
     if (this.quietPolls >= QUIET_POLLS) this.failed();
   }
 
