@@ -8,6 +8,7 @@ import type { HeadMode } from "../src/sources/index/head-subscription.js";
 import { subscriptionUrl } from "../src/sources/index/head-subscription.js";
 import { indexChain } from "../src/sources/index/indexer.js";
 import { type ActivityRow, IndexStore } from "../src/sources/index/store.js";
+import { testConfig } from "./helpers.js";
 import { type IndexBackend, openBackend } from "./index-backend.js";
 import { type Anvil, address, erc721Transfer, installEmitters, startAnvil } from "./index-helpers.js";
 import { startTcpProxy, type TcpProxy } from "./upstreams/tcp-proxy.js";
@@ -115,6 +116,33 @@ describe("following the head by subscription", () => {
     }
     expect((await rows(db)).map((r) => r.token_id)).toEqual(["1", "2"]);
     expect(indexer.modes).toEqual(["subscription"]);
+  });
+
+  it("subscribes at INDEX_RPC_WS_URL when it is set, whatever the endpoint's address", async () => {
+    const opened = proxy.socketsOpened;
+    const stop = new AbortController();
+    const modes: HeadMode[] = [];
+    let subscribed: () => void = () => undefined;
+    const isSubscribed = new Promise<void>((resolve) => {
+      subscribed = resolve;
+    });
+    const running = indexChain({
+      rpcUrl: anvil.rpcUrl,
+      dbPath: await backend.target("ws-setting"),
+      follow: true,
+      pollIntervalMs: 3_600_000,
+      signal: stop.signal,
+      config: testConfig({ INDEX_RPC_WS_URL: proxy.url.replace("http:", "ws:") }),
+      onHeadMode: (mode) => {
+        modes.push(mode);
+        if (mode === "subscription") subscribed();
+      },
+    });
+    await Promise.race([isSubscribed, running]);
+    stop.abort();
+    await running;
+    expect(modes).toEqual(["subscription"]);
+    expect(proxy.socketsOpened).toBe(opened + 1);
   });
 
   it("stays subscribed while the chain is idle: polls that find no new head are no sign of a dead subscription", async () => {

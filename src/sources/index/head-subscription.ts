@@ -1,6 +1,7 @@
 /**
  * Following the head: when a caught-up indexer waits for the next block. Where the node offers subscriptions
- * (`eth_subscribe` `newHeads` over a WebSocket at the endpoint's address, ws:// for http://, wss:// for https://),
+ * (`eth_subscribe` `newHeads` over a WebSocket: INDEX_RPC_WS_URL, else the endpoint's address with ws:// for
+ * http:// and wss:// for https://),
  * a new head wakes the indexer at once; the poll interval stays as the safety net. On any failure (no WebSocket,
  * no `eth_subscribe`, the connection dropping or going quiet while polls find new heads) it falls back to polling
  * and subscribes again later, backing off. A head only wakes the indexer, which then reads from its cursor to the
@@ -29,6 +30,7 @@ const MAX_MESSAGE_CHARS = 64 * 1024;
 
 /** The WebSocket address of a JSON-RPC endpoint: the same URL, ws:// for http:// and wss:// for https://. */
 export function subscriptionUrl(rpcUrl: string): string | undefined {
+  if (!URL.canParse(rpcUrl)) return undefined;
   const url = new URL(rpcUrl);
   if (url.protocol !== "http:" && url.protocol !== "https:") return undefined;
   url.protocol = url.protocol === "https:" ? "wss:" : "ws:";
@@ -51,11 +53,12 @@ export class HeadWaiter {
   private closed = false;
   private readonly url: string | undefined;
 
+  /** `url`: the node's WebSocket (ws:// or wss://); undefined: polling only. */
   constructor(
-    rpcUrl: string,
+    url: string | undefined,
     private readonly options: HeadWaitOptions,
   ) {
-    this.url = subscriptionUrl(rpcUrl);
+    this.url = url;
     options.signal?.addEventListener("abort", () => this.close(), { once: true });
   }
 

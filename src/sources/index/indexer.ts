@@ -21,7 +21,7 @@ import type { WriterLock } from "../../db/database.js";
 import { LagWait, Watch } from "./completeness.js";
 import { MAINNET_ETH_TOKENS, TOPIC } from "./decode.js";
 import { Fetcher, REFUSED } from "./fetcher.js";
-import { type HeadMode, HeadWaiter } from "./head-subscription.js";
+import { type HeadMode, HeadWaiter, subscriptionUrl } from "./head-subscription.js";
 import { LogDecoder } from "./log-decoder.js";
 import type { RpcUsage } from "./pacer.js";
 import { Pricing } from "./pricing.js";
@@ -287,7 +287,8 @@ class Indexer {
         close: () => undefined,
       };
     }
-    return new HeadWaiter(this.options.rpcUrl, { pollIntervalMs, signal, onMode: this.options.onHeadMode });
+    const url = (this.options.config ?? defaultConfig()).indexRpc.wsUrl ?? subscriptionUrl(this.options.rpcUrl);
+    return new HeadWaiter(url, { pollIntervalMs, signal, onMode: this.options.onHeadMode });
   }
 
   private progress(block: number, head: number): void {
