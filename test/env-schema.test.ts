@@ -175,7 +175,8 @@ describe("the environment schema", () => {
       }
       if (schema["x-format"]) {
         const format = schema["x-format"];
-        const schemes = format === "smtp-url" ? ["smtp:", "smtps:"] : ["http:", "https:"];
+        const schemes =
+          format === "smtp-url" ? ["smtp:", "smtps:"] : format === "ws-url" ? ["ws:", "wss:"] : ["http:", "https:"];
         if (/[\s\p{Cc}]/u.test(raw) || !URL.canParse(raw)) return false;
         const url = new URL(raw);
         const rest =
@@ -197,6 +198,7 @@ describe("the environment schema", () => {
       fc.string({ maxLength: 12 }),
       fc.integer({ min: -5, max: 70_000 }).map(String),
       fc.webUrl({ withQueryParameters: true, withFragments: true, authoritySettings: { withUserInfo: true } }),
+      fc.webUrl({ validSchemes: ["ws", "wss"], withQueryParameters: true }),
       fc.domain(),
       fc.ipV4(),
       fc.ipV6(),

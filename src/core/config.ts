@@ -54,6 +54,8 @@ export interface Config {
   /** The Ethereum JSON-RPC node `chainmail index` follows (INDEX_RPC_URL; `--rpc` overrides). */
   indexRpc: {
     url: string | undefined;
+    /** The node's WebSocket for `newHeads` (INDEX_RPC_WS_URL); undefined: the endpoint's address, ws:// or wss://. */
+    wsUrl: string | undefined;
     timeoutMs: number;
     retry: RetryPolicy;
     /** How long `chainmail index --once` waits out a provider's throttling before it stops (a follower waits on). */
@@ -142,6 +144,7 @@ export function configFrom(env: Env, pools: UpstreamPools): Config {
     indexDb: setting(env, "INDEX_DB") ?? setting(env, "INDEX_DATABASE_URL"),
     indexRpc: {
       url: setting(env, "INDEX_RPC_URL"),
+      wsUrl: setting(env, "INDEX_RPC_WS_URL"),
       timeoutMs: indexRpc.timeoutMs,
       retry: indexRpc.retry,
       throttleBudgetMs: setting(env, "INDEX_RPC_THROTTLE_BUDGET_MS"),

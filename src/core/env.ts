@@ -83,6 +83,11 @@ const URL_FORMS = {
     after: "nothing",
     rule: "an absolute http:// or https:// URL, e.g. http://localhost:3128, without a path, ?query or #fragment",
   },
+  "ws-url": {
+    schemes: ["ws:", "wss:"],
+    after: "anything",
+    rule: "an absolute ws:// or wss:// URL, e.g. wss://mainnet.infura.io/ws/v3/<key>",
+  },
   "smtp-url": {
     schemes: ["smtp:", "smtps:"],
     after: "anything",
@@ -205,6 +210,11 @@ export const EnvSchema = Type.Object({
   INDEX_RPC_URL: formatted("http-url", {
     group: retrievers,
     description: "JSON-RPC endpoint `chainmail index` follows (`--rpc` overrides); OpenSea's blocks",
+  }),
+  INDEX_RPC_WS_URL: formatted("ws-url", {
+    group: retrievers,
+    description: "the same node's WebSocket, where `chainmail index` subscribes to new heads (`newHeads`)",
+    shown: "`INDEX_RPC_URL` with ws:// (wss://)",
   }),
   INDEX_RPC_THROTTLE_BUDGET_MS: duration(0, {
     group: retrievers,

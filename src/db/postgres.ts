@@ -306,3 +306,46 @@ async function inTransaction<T>(
 export function openPostgres(url: string): Database {
   return new PostgresDatabase(url);
 }
+
+/**
+ * Listens on `channel` (LISTEN/NOTIFY) on a connection of its own: `onNotify` with what follows `<schema>:` in each
+ * payload that starts with this URL's schema (a notifier sends `current_schema()` first: other schemas of the
+ * database are not heard), `onLost` once if the connection breaks.
+ */
+export async function listenPostgres(
+  url: string,
+  channel: string,
+  handlers: { onNotify(rest: string): void; onLost(): void },
+): Promise<{ close(): Promise<void> }> {
+  const target = displayTarget(url);
+  const client = new pg.Client({ connectionString: url, types });
+  let lost = false;
+  const lose = () => {
+    if (lost) return;
+    lost = true;
+    handlers.onLost();
+  };
+  client.on("error", lose);
+  client.on("end", lose);
+  try {
+    await client.connect();
+    const [row] = (await client.query<{ schema: string | null }>("SELECT current_schema() AS schema")).rows;
+    const schema = row?.schema ?? "";
+    client.on("notification", (note) => {
+      const payload = note.payload ?? "";
+      if (note.channel === channel && payload.startsWith(`${schema}:`))
+        handlers.onNotify(payload.slice(schema.length + 1));
+    });
+    await client.query(`LISTEN ${identifier(channel)}`);
+  } catch (err) {
+    lost = true;
+    await client.end().catch(() => undefined);
+    throw storageError(target, err, "could not be listened to");
+  }
+  return {
+    close: async () => {
+      lost = true;
+      await client.end().catch(() => undefined);
+    },
+  };
+}

@@ -13,6 +13,7 @@ import { type Config, loadConfig } from "../core/config.js";
 import type { Logger } from "../core/node.js";
 import { isPostgresUrl } from "../db/database.js";
 import type { EmailMessage, MessageResult } from "../schemas/email.js";
+import { IndexCommits } from "../sources/index/commits.js";
 import { parseWatchConfig, type WatchConfig } from "./config.js";
 import { openWatchStore } from "./db-store.js";
 import { DryRunStore } from "./dry-store.js";
@@ -73,24 +74,37 @@ export async function watch(options: WatchOptions): Promise<WatchSummary> {
     logger,
   });
   let lock: { release(): Promise<void> } | undefined;
+  let wake: IndexCommits | undefined;
   try {
     lock = await store.lockWriter({
       signal: options.signal,
       onWait: () => logger.warn({ store: store.where }, "another chainmail watch is running on this store; waiting"),
     });
     logger.info({ store: store.where, rules: watchConfig.rules.length, source: watchConfig.source }, "watch started");
+    wake = options.once ? undefined : await wakeUpOf(watchConfig, config);
     for (;;) {
       await run.tick();
       if (options.once || options.signal?.aborted) break;
-      await sleep(watchConfig.pollMs, undefined, { signal: options.signal }).catch(() => undefined);
+      await (wake?.wait(watchConfig.pollMs, options.signal) ??
+        sleep(watchConfig.pollMs, undefined, { signal: options.signal }).catch(() => undefined));
       if (options.signal?.aborted) break;
     }
     run.summary.retrying = (await store.mails(["retry"])).length;
     return run.summary;
   } finally {
+    await wake?.close();
     await lock?.release();
     await store.close();
   }
+}
+
+/**
+ * What ends the wait between polls early: a rule reading the own index polls again as soon as the index commits
+ * (commits.ts), not at its next poll; other sources wait the poll interval.
+ */
+async function wakeUpOf(watchConfig: WatchConfig, config: Config): Promise<IndexCommits | undefined> {
+  if (watchConfig.source !== "index" || !config.indexDb) return undefined;
+  return IndexCommits.open(config.indexDb);
 }
 
 export interface PreviewEmail {

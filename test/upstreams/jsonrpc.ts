@@ -86,6 +86,11 @@ export async function startJsonRpcProxy(target: string, options: JsonRpcProxyOpt
   };
 
   const server: Server = createServer(async (req, res) => {
+    // A follower asks for a WebSocket at the same address (head-subscription.ts): this node has none.
+    if (req.method !== "POST") {
+      res.writeHead(405).end();
+      return;
+    }
     const chunks: Buffer[] = [];
     for await (const chunk of req) chunks.push(chunk as Buffer);
     const raw = Buffer.concat(chunks).toString();

@@ -40,6 +40,11 @@ const WRITER = {
   writing: "took over writing",
 } as const;
 
+const HEAD_MODE = {
+  subscription: "following the head by subscription (eth_subscribe newHeads)",
+  polling: "the head subscription dropped; polling every second until it is back",
+} as const;
+
 /** Without a terminal, what the run spent is told on stderr this often (a short run tells it only at the end). */
 const USAGE_EVERY_MS = 60_000;
 
@@ -129,6 +134,7 @@ export function registerIndexChain(program: Command): void {
       process.once("SIGINT", onSignal);
       process.once("SIGTERM", onSignal);
       let waited = false;
+      let subscribed = false;
       let usageToldAt = Date.now();
       const progress = process.stderr.isTTY
         ? (p: IndexProgress) =>
@@ -162,6 +168,12 @@ export function registerIndexChain(program: Command): void {
           ...(options.verifyHead ? { verifyHead: true } : {}),
           ...(verifyRpcUrl !== undefined ? { verifyRpcUrl } : {}),
           onProgress: progress,
+          onHeadMode: (mode) => {
+            // Said when a subscription starts or drops; a node without one is simply polled, as always.
+            if (mode === "polling" && !subscribed) return;
+            subscribed = mode === "subscription";
+            process.stderr.write(`${process.stderr.isTTY ? "\n" : ""}chainmail index: ${HEAD_MODE[mode]}\n`);
+          },
           onNotice: (message) =>
             process.stderr.write(`${process.stderr.isTTY ? "\n" : ""}chainmail index: ${message}\n`),
           onWriter: (state) => {

@@ -21,6 +21,7 @@ import type { WriterLock } from "../../db/database.js";
 import { LagWait, Watch } from "./completeness.js";
 import { MAINNET_ETH_TOKENS, TOPIC } from "./decode.js";
 import { Fetcher, REFUSED } from "./fetcher.js";
+import { type HeadMode, HeadWaiter, subscriptionUrl } from "./head-subscription.js";
 import { LogDecoder } from "./log-decoder.js";
 import type { RpcUsage } from "./pacer.js";
 import { Pricing } from "./pricing.js";
@@ -61,8 +62,15 @@ export interface IndexChainOptions extends VerifyOptions {
    * `writing`: this one now holds the index's writer lock.
    */
   onWriter?: (state: "waiting" | "writing") => void;
-  /** Wait between polls when following the head. Default 1000 ms. */
+  /**
+   * Wait between polls when following the head. Default 1000 ms. Where the node offers `eth_subscribe` `newHeads`
+   * over a WebSocket at the same address, a new head ends the wait at once (head-subscription.ts).
+   */
   pollIntervalMs?: number;
+  /** Follow the head by subscription where the node offers one. Default true. */
+  subscribe?: boolean;
+  /** How new heads are learnt while following: by subscription, or (the fallback) polling. Told on each change. */
+  onHeadMode?: (mode: HeadMode) => void;
   /**
    * Largest `eth_getLogs` range in blocks. Default: the provider's rule (providers.ts: any range at Alchemy while
    * its answer holds at most 10K logs, 10,000 blocks at Infura and QuickNode), else 2000.
@@ -231,6 +239,7 @@ class Indexer {
 
   async run(): Promise<IndexChainResult> {
     const { signal } = this.options;
+    const heads = this.headWaiter();
     try {
       await this.checkScope();
       await this.pricing.start();
@@ -250,7 +259,7 @@ class Indexer {
           if (next > head - this.safeDepth) {
             this.progress(next - 1, head);
             if (!this.options.follow) break;
-            await sleep(this.options.pollIntervalMs ?? 1000, undefined, signal ? { signal } : undefined);
+            await heads.next(head);
             continue;
           }
         }
@@ -258,6 +267,8 @@ class Indexer {
       }
     } catch (err) {
       if (!signal?.aborted) throw toIndexError(err, this.fetcher.rpc.origin);
+    } finally {
+      heads.close();
     }
     return {
       lastBlock: (await this.nextBlock()) - 1,
@@ -265,6 +276,19 @@ class Indexer {
       unknownLogs: this.unknownLogs,
       rpc: this.fetcher.rpc.usage(),
     };
+  }
+
+  /** What a caught-up follower waits on: a new head by subscription, else the poll interval. */
+  private headWaiter(): { next(head: number): Promise<void>; close(): void } {
+    const { signal, pollIntervalMs = 1000 } = this.options;
+    if (this.options.subscribe === false) {
+      return {
+        next: () => sleep(pollIntervalMs, undefined, signal ? { signal } : undefined).then(() => undefined),
+        close: () => undefined,
+      };
+    }
+    const url = (this.options.config ?? defaultConfig()).indexRpc.wsUrl ?? subscriptionUrl(this.options.rpcUrl);
+    return new HeadWaiter(url, { pollIntervalMs, signal, onMode: this.options.onHeadMode });
   }
 
   private progress(block: number, head: number): void {

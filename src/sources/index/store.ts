@@ -8,6 +8,7 @@ import { existsSync } from "node:fs";
 import { ChainmailError } from "../../core/errors.js";
 import { type Database, displayTarget, isPostgresUrl, openDatabase, type Row, type Sql } from "../../db/database.js";
 import { appliedVersion, isMissingTable } from "../../db/migrate.js";
+import { announceCommit, COMMITS_CHANNEL } from "./commits.js";
 import type { Kind } from "./decode.js";
 
 /** One row of `activity`, as stored. */
@@ -203,9 +204,12 @@ export class IndexStore {
     return value === undefined ? undefined : Number(value);
   }
 
-  /** Writes one ingested range atomically: its records, block hashes, price answers and the new cursor. */
-  commitRange(range: RangeWrite): Promise<number> {
-    return this.db.transaction(async (tx) => {
+  /**
+   * Writes one ingested range atomically: its records, block hashes, price answers and the new cursor. Readers
+   * waiting on the index's commits (commits.ts) are told once it is committed.
+   */
+  async commitRange(range: RangeWrite): Promise<number> {
+    const inserted = await this.db.transaction(async (tx) => {
       await tx.insertMany(
         "price_answers",
         ["block_number", "log_index", "answer"],
@@ -218,8 +222,17 @@ export class IndexStore {
         update: ["hash"],
       });
       await this.setMeta("last_block", String(range.lastBlock), tx);
+      await this.notifyCommit(tx, range.lastBlock);
       return inserted;
     });
+    announceCommit(this.db.target, range.lastBlock);
+    return inserted;
+  }
+
+  /** PostgreSQL readers in other processes are notified when the transaction commits (commits.ts). */
+  private async notifyCommit(tx: Sql, lastBlock: number): Promise<void> {
+    if (this.db.engine !== "postgres") return;
+    await tx.query("SELECT pg_notify($1, current_schema() || ':' || $2)", [COMMITS_CHANNEL, String(lastBlock)]);
   }
 
   /** Inserts records as they are (benchmarks, fixtures, moving an index); resolves to the number inserted. */
@@ -247,15 +260,18 @@ export class IndexStore {
   }
 
   /** Forgets everything above `block` (a reorg dropped those blocks); resolves to the number of records removed. */
-  rollbackTo(block: number): Promise<number> {
-    return this.db.transaction(async (tx) => {
+  async rollbackTo(block: number): Promise<number> {
+    const removed = await this.db.transaction(async (tx) => {
       const removed = await tx.run("DELETE FROM activity WHERE block_number > $1", [block]);
       await tx.run("DELETE FROM blocks WHERE number > $1", [block]);
       await tx.run("DELETE FROM price_answers WHERE block_number > $1", [block]);
       if (removed) await this.addRows(tx, -removed);
       await this.setMeta("last_block", String(block), tx);
+      await this.notifyCommit(tx, block);
       return removed;
     });
+    announceCommit(this.db.target, block);
+    return removed;
   }
 
   /** The latest ETH/USD answer at or before a chain position. */
