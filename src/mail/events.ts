@@ -5,48 +5,12 @@
  * otherwise retry them for a day); a malformed known event refuses the whole POST, naming the field.
  */
 import { createHash } from "node:crypto";
-import { type Static, Type } from "@sinclair/typebox";
+import { Type } from "@sinclair/typebox";
 import { InvalidInputError, type Violation } from "../core/errors.js";
 import { toDecimal } from "../core/json.js";
 import { checkPort } from "../core/validate.js";
-import { OpenObject, Uint64 } from "../schemas/common.js";
+import { MAX_EVENTS_PER_POST, MailjetEvent } from "../schemas/mail.js";
 import type { Fact } from "./lifecycle.js";
-
-/** Events one POST may carry: Mailjet groups about a second's worth; far more is not Mailjet. */
-export const MAX_EVENTS_PER_POST = 10_000;
-/** Longest string field kept; a longer one is refused (nothing of Mailjet's comes near). */
-export const MAX_FIELD_LENGTH = 4_096;
-/** Longest `Payload` (the message's EventPayload) kept. */
-export const MAX_PAYLOAD_LENGTH = 16_384;
-
-const text = (description: string, maxLength = MAX_FIELD_LENGTH) =>
-  Type.String({ maxLength, description, "x-rule": `a string of at most ${maxLength} characters` });
-
-export const MailjetEventKinds = ["sent", "open", "click", "bounce", "blocked", "spam", "unsub"] as const;
-
-/** One Mailjet event callback (fields beyond these are allowed and not kept). */
-export const MailjetEvent = OpenObject(
-  {
-    event: text("The kind: sent, open, click, bounce, blocked, spam, unsub (others are acknowledged and ignored)", 64),
-    time: Type.Integer({ minimum: 0, maximum: 2 ** 40, description: "Unix time, seconds" }),
-    MessageID: Uint64("Mailjet's 64-bit message id (beyond 2^53 in real data: kept exact)"),
-    email: text("The recipient", 254),
-    Message_GUID: Type.Optional(text("The MessageUUID", 128)),
-    CustomID: Type.Optional(text("The CustomID given at send time", 255)),
-    Payload: Type.Optional(text("The EventPayload given at send time", MAX_PAYLOAD_LENGTH)),
-    mj_campaign_id: Type.Optional(Uint64("The campaign's id")),
-    mj_contact_id: Type.Optional(Uint64("The contact's id")),
-    customcampaign: Type.Optional(text("The campaign")),
-    hard_bounce: Type.Optional(Type.Boolean()),
-    blocked: Type.Optional(Type.Boolean()),
-    error_related_to: Type.Optional(text("What the error is about")),
-    error: Type.Optional(text("The error")),
-    source: Type.Optional(text("Where a spam complaint came from")),
-    url: Type.Optional(text("The link clicked")),
-  },
-  { $id: "MailjetEvent", title: "Mailjet event callback" },
-);
-export type MailjetEvent = Static<typeof MailjetEvent>;
 
 /** An event as the store keeps it. */
 export interface MailEvent {

@@ -7,18 +7,9 @@
  * queued (handed to the outbox) < sent (a transport accepted it) < delivered (Mailjet `sent`: the receiving server
  * took it) < opened < clicked < bounced soft < bounced hard < blocked < unsubscribed < spam.
  */
+import { MAIL_STATE_NAMES } from "../schemas/mail.js";
 
-export const MAIL_STATES = [
-  "queued",
-  "sent",
-  "delivered",
-  "opened",
-  "clicked",
-  "bounced",
-  "blocked",
-  "unsubscribed",
-  "spam",
-] as const;
+export const MAIL_STATES = MAIL_STATE_NAMES;
 export type MailState = (typeof MAIL_STATES)[number];
 
 /** What moved a message: a send-time record (`queued`, `sent`) or a delivery event. */

@@ -44,7 +44,8 @@ export interface EventView {
 }
 
 export interface MessageView {
-  MessageID: string;
+  /** Exact: a bigint beyond 2^53. */
+  MessageID: number | bigint;
   MessageUUID: string | null;
   CustomID: string | null;
   Email: string;
@@ -124,6 +125,10 @@ interface SuppressionRow {
   since: number | string;
 }
 
+const exactInteger = (digits: string): number | bigint => {
+  const value = BigInt(digits);
+  return value <= BigInt(Number.MAX_SAFE_INTEGER) ? Number(value) : value;
+};
 const now = () => Math.floor(Date.now() / 1000);
 const iso = (seconds: number | string) => new Date(Number(seconds) * 1000).toISOString();
 const lower = (address: string) => address.trim().toLowerCase();
@@ -388,7 +393,7 @@ async function messagesOf(db: Database, id: string): Promise<MessageView[]> {
     rows.map((r) => r.message_id),
   );
   return rows.map((row) => ({
-    MessageID: row.message_id,
+    MessageID: exactInteger(row.message_id),
     MessageUUID: row.message_uuid,
     CustomID: row.custom_id,
     Email: row.email,

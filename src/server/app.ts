@@ -13,9 +13,11 @@ import { type Config, defaultConfig } from "../core/config.js";
 import { ChainmailError, toErrorPayload } from "../core/errors.js";
 import { parseJson } from "../core/json.js";
 import { type AnyNode, describeNode } from "../core/node.js";
+import { closeMailStores } from "../mail/open.js";
 import { nodes as registry } from "../nodes/index.js";
 import type { IndexStatus } from "../sources/index/store.js";
 import { AccessLog, type LoggerOption, loggerOptions } from "./logging.js";
+import { registerMailRoutes } from "./mail-routes.js";
 import { createMetrics, indexLag, type ServiceMetrics } from "./metrics.js";
 import { registerNodeRoutes } from "./node-routes.js";
 import { buildOpenApi } from "./openapi.js";
@@ -76,6 +78,8 @@ export async function buildApp(options: AppOptions = {}): Promise<FastifyInstanc
   app.setNotFoundHandler(notFound);
 
   registerNodeRoutes(app, { config, settings, metrics, nodes });
+  registerMailRoutes(app, config, settings);
+  app.addHook("onClose", closeMailStores);
   app.get("/nodes", (_request, reply) => sendJson(reply, 200, Object.values(nodes).map(describeNode)));
   app.get("/openapi.json", (_request, reply) => sendJson(reply, 200, openapi));
   app.get("/healthz", async (_request, reply) => {

@@ -57,6 +57,9 @@ function settingsOf(watchConfig: WatchConfig, env: Record<string, string | undef
     ...env,
     NFT_SOURCE: watchConfig.source,
     SMTP_JOURNAL: env.SMTP_JOURNAL || join(beside, "smtp-journal.jsonl"),
+    // The lifecycle and suppression list beside the journal, unless the operator keeps them elsewhere: what
+    // email-send checks, so the watch never mails a suppressed address.
+    CHAINMAIL_MAIL_DB: env.CHAINMAIL_MAIL_DB || store,
   });
   return { config, store };
 }
