@@ -90,7 +90,14 @@ export interface MailStore {
   suppressed(sender: string, emails: readonly string[]): Promise<Map<string, Suppression>>;
   suppressions(filter?: { sender?: string | undefined; email?: string | undefined }): Promise<Suppression[]>;
   /** Adds a suppression by hand (or from an unsubscribe link); resolves to whether the list changed. */
-  suppress(entry: { sender: string; email: string; reason: SuppressionReason; since?: number }): Promise<boolean>;
+  suppress(entry: {
+    sender: string;
+    email: string;
+    reason: SuppressionReason;
+    since?: number;
+    /** What caused it, e.g. `unsubscribe-link:<campaign>`. */
+    cause?: string;
+  }): Promise<boolean>;
   /** Removes one; resolves to how many rows went. */
   unsuppress(sender: string, email: string): Promise<number>;
   close(): Promise<void>;
@@ -199,7 +206,7 @@ export function mailStoreOn(db: Database, options: MailStoreOptions = {}): MailS
         email: lower(entry.email),
         reason: entry.reason,
         messageId: null,
-        eventKey: null,
+        eventKey: entry.cause ?? null,
         since: entry.since ?? now(),
       }),
     unsuppress: (sender, email) =>

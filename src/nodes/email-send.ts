@@ -3,6 +3,7 @@ import { defineNode, type RunContext } from "../core/node.js";
 import { mailStoreOf } from "../mail/open.js";
 import { holdSuppressed, mergeHeld, sendRecords } from "../mail/send-guard.js";
 import type { MailStore, SendRecord } from "../mail/store.js";
+import { withUnsubscribeHeaders } from "../mail/unsubscribe.js";
 import { ErrorPayloadSchema, RawResponse } from "../schemas/common.js";
 import { EmailParams, EmailRequest, MessagesSent } from "../schemas/email.js";
 import { resolveMailTransport, transportViolations } from "../transports/index.js";
@@ -29,7 +30,9 @@ export const emailSend = defineNode({
     const transport = await resolveMailTransport(ctx.config);
     const store = await mailStoreOf(ctx.config.env);
     const held = await holdSuppressed(store, request);
-    const sent = held.kept.length ? await transport.send(held.request, params, ctx) : undefined;
+    // Mailjet writes its own List-Unsubscribe in place of any given: its `unsub` event does that job there.
+    const outgoing = transport.name === "mailjet" ? held.request : withUnsubscribeHeaders(held.request, ctx.config.env);
+    const sent = held.kept.length ? await transport.send(outgoing, params, ctx) : undefined;
     const outcome = mergeHeld(held, sent);
     if (store && sent) await record(store, sendRecords(held, outcome, transport.name), ctx);
     return Object.fromEntries(Object.entries(outcome).filter(([, v]) => v !== undefined));

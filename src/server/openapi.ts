@@ -238,7 +238,15 @@ export function buildOpenApi(nodes: readonly AnyNode[], options: OpenApiOptions)
   };
 }
 
-/** `POST /events/mailjet` and `GET /messages/{id}` (mail-routes.ts). */
+const tokenParameter = {
+  name: "token",
+  in: "path",
+  required: true,
+  description: "The signed token of the link (sender, recipient, campaign; HMAC-SHA256)",
+  schema: { type: "string", maxLength: 2048 },
+};
+
+/** `POST /events/mailjet`, `GET /messages/{id}` (mail-routes.ts) and the unsubscribe links (unsubscribe-routes.ts). */
 function mailPaths(schemas: Json, errorOnly: Json, notHttp: Json, auth: boolean): Json {
   const refusals: Json = {
     401: json(errorOnly, "No credentials where they are required"),
@@ -278,6 +286,48 @@ function mailPaths(schemas: Json, errorOnly: Json, notHttp: Json, auth: boolean)
           413: json(errorOnly, "The body is larger than CHAINMAIL_BODY_LIMIT_BYTES"),
           500: json(errorOnly, "The store failed (`storage_error`): Mailjet retries"),
           ...refusals,
+          "4XX": notHttp,
+        },
+      },
+    },
+    "/unsubscribe/{token}": {
+      get: {
+        operationId: "unsubscribePage",
+        summary: "The page of a one-click unsubscribe link: says who and from whom, with a button (changes nothing)",
+        tags: ["mail"],
+        security: [],
+        parameters: [tokenParameter],
+        responses: {
+          200: { description: "The confirmation page", content: { "text/html": { schema: { type: "string" } } } },
+          404: {
+            description: "A token this service did not sign (nothing changed)",
+            content: { "text/html": { schema: { type: "string" } } },
+          },
+          503: json(errorOnly, "CHAINMAIL_UNSUBSCRIBE_SECRET is not set (`not_configured`)"),
+          "4XX": notHttp,
+        },
+      },
+      post: {
+        operationId: "unsubscribe",
+        summary: "RFC 8058 one-click unsubscribe: the recipient goes on the sender's suppression list at once",
+        description:
+          "The body (`List-Unsubscribe=One-Click`) is not needed: the signed token names the sender and the recipient. No login, no cookie.",
+        tags: ["mail"],
+        security: [],
+        parameters: [tokenParameter],
+        requestBody: {
+          required: false,
+          content: {
+            "application/x-www-form-urlencoded": { schema: { type: "string", example: "List-Unsubscribe=One-Click" } },
+          },
+        },
+        responses: {
+          200: { description: "Unsubscribed", content: { "text/html": { schema: { type: "string" } } } },
+          404: {
+            description: "A token this service did not sign (nothing changed)",
+            content: { "text/html": { schema: { type: "string" } } },
+          },
+          503: json(errorOnly, "CHAINMAIL_UNSUBSCRIBE_SECRET or CHAINMAIL_MAIL_DB is not set (`not_configured`)"),
           "4XX": notHttp,
         },
       },
