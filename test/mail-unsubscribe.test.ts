@@ -13,8 +13,12 @@ import { loadConfig } from "../src/core/config.js";
 import { runNode } from "../src/core/node.js";
 import { signUnsubscribe, verifyUnsubscribe } from "../src/mail/unsubscribe.js";
 import { emailSend } from "../src/nodes/index.js";
+import type { TransactionRecord } from "../src/schemas/transactions.js";
 import { startServer } from "../src/server/index.js";
+import { parseWatchConfig } from "../src/watch/config.js";
+import { digestMessage, eachMessage } from "../src/watch/render.js";
 import { call } from "./server-helpers.js";
+import { CONTRACT_1155, standardDataset } from "./upstreams/nftport-data.js";
 import { type SmtpTestServer, startSmtp } from "./upstreams/smtp.js";
 
 const SECRET = "0123456789abcdef0123456789abcdef-unsubscribe";
@@ -55,7 +59,10 @@ describe("one-click unsubscribe", () => {
   it("writes RFC 8058's headers over SMTP, and the POST suppresses the recipient at once", async () => {
     const before = smtp.received.length;
     const out = await sendOne(message(["reader@example.com"]));
-    expect(out["messages sent"]?.Messages[0]?.Status, JSON.stringify(out, (_k, v) => (typeof v === "bigint" ? String(v) : v))).toBe("success");
+    expect(
+      out["messages sent"]?.Messages[0]?.Status,
+      JSON.stringify(out, (_k, v) => (typeof v === "bigint" ? String(v) : v)),
+    ).toBe("success");
     const parsed = await simpleParser(smtp.received[before]!.raw);
     const link = parsed.headers.get("list-unsubscribe") as { url: string } | string;
     const header = smtp.received[before]!.raw.toString("utf8");
@@ -129,5 +136,26 @@ describe("one-click unsubscribe", () => {
       ),
       { numRuns: 300, seed: 20261128 },
     );
+  });
+});
+
+describe("the watch's templates", () => {
+  const records = standardDataset(3).byContract.get(CONTRACT_1155)! as unknown as TransactionRecord[];
+  const url = "https://mail.chainmail.test/unsubscribe/abc.def";
+  const ruleOf = (mail: object) =>
+    parseWatchConfig(
+      { from: { Email: "w@example.com" }, rules: [{ id: "r", mail: { to: [{ Email: "a@example.com" }], ...mail } }] },
+      "nftport",
+    ).rules[0]!;
+
+  it("carry the link in the default templates, and {{var:unsubscribe_url}} in one's own", () => {
+    const each = eachMessage(ruleOf({}), records[0]!, "cid", url);
+    expect(each.TextPart).toContain(`Unsubscribe: ${url}`);
+    expect(each.HTMLPart).toContain(`<a href="${url}">Unsubscribe</a>`);
+    const digest = digestMessage(ruleOf({}), records, "cid", url);
+    expect(digest.TextPart).toContain(`Unsubscribe: ${url}`);
+    const own = eachMessage(ruleOf({ text: "Stop: {{var:unsubscribe_url}}" }), records[0]!, "cid", url);
+    expect(own.TextPart).toBe(`Stop: ${url}`);
+    expect(eachMessage(ruleOf({}), records[0]!, "cid").TextPart).not.toContain("Unsubscribe");
   });
 });
