@@ -220,13 +220,16 @@ async function upsertMessage(
   tx: Sql,
   m: Omit<SendRecord, "sender" | "transport" | "fact"> & { sender: string | null; transport: string | null },
   fact: Fact,
+  /** Events this write adds to the message's count. */
+  events = 0,
 ): Promise<void> {
   const life = lifecycleOf(fact);
   const t = now();
   await tx.run(
     `INSERT INTO mail_messages
-       (message_id, message_uuid, custom_id, email, sender, transport, payload, state, bounce, rank, created_at, updated_at)
-     VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $11)
+       (message_id, message_uuid, custom_id, email, sender, transport, payload, state, bounce, rank, events,
+        created_at, updated_at)
+     VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $12, $11, $11)
      ON CONFLICT (message_id) DO UPDATE SET
        message_uuid = COALESCE(mail_messages.message_uuid, excluded.message_uuid),
        custom_id = COALESCE(mail_messages.custom_id, excluded.custom_id),
@@ -236,6 +239,7 @@ async function upsertMessage(
        state = CASE WHEN excluded.rank > mail_messages.rank THEN excluded.state ELSE mail_messages.state END,
        bounce = CASE WHEN excluded.rank > mail_messages.rank THEN excluded.bounce ELSE mail_messages.bounce END,
        rank = CASE WHEN excluded.rank > mail_messages.rank THEN excluded.rank ELSE mail_messages.rank END,
+       events = mail_messages.events + excluded.events,
        updated_at = excluded.updated_at`,
     [
       m.messageId,
@@ -249,6 +253,7 @@ async function upsertMessage(
       life.bounce ?? null,
       life.rank,
       t,
+      events,
     ],
   );
 }
@@ -282,11 +287,24 @@ async function applyEvent(tx: Sql, event: MailEvent, softBounceLimit: number): P
     "SELECT events, sender FROM mail_messages WHERE message_id = $1",
     [event.messageId],
   );
-  const [seen] = await tx.query<{ key: string }>("SELECT key FROM mail_events WHERE message_id = $1 AND key = $2", [
-    event.messageId,
-    event.key,
-  ]);
-  if (seen) return false;
+  // Under the cap, the event's own row is the proof of a repeat; past it the key is not kept (at most once more).
+  if (Number(known?.events ?? 0) < MAX_EVENTS_PER_MESSAGE) {
+    const inserted = await tx.run(
+      `INSERT INTO mail_events (message_id, key, kind, fact, time, email, detail, received_at)
+       VALUES ($1, $2, $3, $4, $5, $6, $7, $8) ON CONFLICT DO NOTHING`,
+      [
+        event.messageId,
+        event.key,
+        event.kind,
+        event.fact,
+        event.time,
+        lower(event.email),
+        JSON.stringify(event.detail),
+        now(),
+      ],
+    );
+    if (inserted === 0) return false;
+  }
   await upsertMessage(
     tx,
     {
@@ -299,25 +317,8 @@ async function applyEvent(tx: Sql, event: MailEvent, softBounceLimit: number): P
       transport: null,
     },
     event.fact,
+    1,
   );
-  if (Number(known?.events ?? 0) < MAX_EVENTS_PER_MESSAGE) {
-    await tx.run(
-      `INSERT INTO mail_events (message_id, key, kind, fact, time, email, detail, received_at)
-       VALUES ($1, $2, $3, $4, $5, $6, $7, $8)`,
-      [
-        event.messageId,
-        event.key,
-        event.kind,
-        event.fact,
-        event.time,
-        lower(event.email),
-        JSON.stringify(event.detail),
-        now(),
-      ],
-    );
-  }
-  // Counted even past the cap (it says the list is cut), and past it the key is not kept: at most once more.
-  await tx.run("UPDATE mail_messages SET events = events + 1 WHERE message_id = $1", [event.messageId]);
   const sender = known?.sender ?? ANY_SENDER;
   const reason = suppressionOf(event.fact);
   if (reason) {

@@ -109,7 +109,7 @@ function createFastify(settings: ServerSettings, logger: LoggerOption | undefine
     ...(logger ? { logController: new AccessLog() } : {}),
     bodyLimit: settings.bodyLimitBytes,
     // Unsubscribe tokens (up to 2048 characters) and CustomIDs travel in the path; the routes bound them themselves.
-    maxParamLength: 4096,
+    routerOptions: { maxParamLength: 4096 },
     // Slow clients are cut, each kind after its own time (Node checks every second): headers (also the idle time of
     // a kept-alive socket between requests), then the body. The node's own run time is CHAINMAIL_REQUEST_TIMEOUT_MS.
     http: {
