@@ -34,6 +34,14 @@ export {
 } from "./core/node.js";
 export { MAX_PAGE_SIZE, type Page, PageError, type PageInfo, type PaginateOptions } from "./core/paginate.js";
 export { type DigestOptions, salesDigestRequest } from "./demo/digest.js";
+export {
+  addSuppression,
+  listSuppressions,
+  type MailOptions,
+  mailStatus,
+  removeSuppression,
+} from "./mail/api.js";
+export type { MessageView, Suppression } from "./mail/store.js";
 export * from "./nodes/index.js";
 export { type InputOf, type OutputOf, pages, records, runNode } from "./nodes/run.js";
 export type { RawResponse } from "./schemas/common.js";

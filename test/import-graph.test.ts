@@ -74,6 +74,7 @@ const FORBIDDEN: Record<string, (to: string) => boolean> = {
   sources: (to) => ["nodes", "cli", "server"].includes(to),
   transports: (to) => ["nodes", "cli", "server"].includes(to),
   nodes: (to) => ["cli", "server"].includes(to),
+  mail: (to) => ["nodes", "cli", "server", "watch"].includes(to),
 };
 
 describe("src's imports", () => {

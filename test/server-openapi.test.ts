@@ -121,7 +121,10 @@ describe("the document, with and without tokens", () => {
       [open, guarded].map(async (server) => (await call(`${server.url}/openapi.json`, "GET")).body),
     );
     for (const doc of [plain, withTokens]) {
-      expect(doc.components.securitySchemes).toEqual({ bearer: { type: "http", scheme: "bearer" } });
+      expect(doc.components.securitySchemes).toEqual({
+        bearer: { type: "http", scheme: "bearer" },
+        basic: expect.objectContaining({ type: "http", scheme: "basic" }),
+      });
       expect(doc.servers).toEqual([expect.objectContaining({ url: "/" })]);
       for (const path of ["/nodes", "/openapi.json", "/healthz", "/metrics"]) {
         expect(doc.paths[path].get.security, path).toEqual([]);

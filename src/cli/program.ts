@@ -4,6 +4,7 @@ import { Command } from "commander";
 import { checkSettings } from "../core/env.js";
 import { registerDemo } from "./commands/demo.js";
 import { registerIndexChain } from "./commands/index-chain.js";
+import { registerMail } from "./commands/mail.js";
 import { registerNodes } from "./commands/nodes.js";
 import { registerOutbox } from "./commands/outbox.js";
 import { registerRun } from "./commands/run.js";
@@ -50,6 +51,7 @@ export function buildProgram(): Command {
   registerDemo(program);
   registerServe(program);
   registerOutbox(program);
+  registerMail(program);
   registerWatch(program);
   program.addHelpText("after", CHOICES_HELP);
   hintHelpAfterErrors(program);

@@ -135,6 +135,8 @@ const MAX_PER_SECOND = 1_000_000;
 const MAX_MAILJET_CONCURRENCY = 64;
 /** A body is read as one string, and V8's strings hold at most 2^29-24 characters: 256 MiB stays well below. */
 const MAX_BODY_LIMIT_BYTES = 256 * 1024 * 1024;
+/** Soft bounces before suppression: past this, the message's kept events (100) could no longer count them. */
+const MAX_SOFT_BOUNCES = 100;
 /** Far above what one process's file descriptors allow. */
 const MAX_CONNECTIONS = 1_000_000;
 /** A client sends its headers in milliseconds; an hour is more than any keep-alive idle time needs. */
@@ -291,6 +293,32 @@ export const EnvSchema = Type.Object({
     description: "where the outbox transport stores `.eml` files and `index.jsonl`",
     default: "./data/outbox",
   }),
+  CHAINMAIL_MAIL_DB: text({
+    group: email,
+    description:
+      "the mail lifecycle (each message's state, Mailjet's delivery events, the suppression list): an SQLite file or a `postgres://` URL",
+    shown: "none: nothing kept, nobody suppressed (a watch keeps them in its store)",
+  }),
+  CHAINMAIL_SOFT_BOUNCE_LIMIT: int(1, MAX_SOFT_BOUNCES, {
+    group: email,
+    description: "soft bounces of one recipient (from one sender) that put it on the suppression list",
+    default: 3,
+  }),
+  CHAINMAIL_PUBLIC_URL: baseUrl({
+    group: email,
+    description: "where recipients reach `chainmail serve`: the origin of one-click unsubscribe links (https)",
+    shown: "none: no unsubscribe link",
+  }),
+  CHAINMAIL_UNSUBSCRIBE_SECRET: Type.String({
+    pattern: "^[\\x21-\\x7E]{32,4096}$",
+    "x-secret": true,
+    "x-rule": "32 to 4096 printable ASCII characters without spaces, e.g. the output of `openssl rand -hex 32`",
+    ...doc({
+      group: email,
+      description: "the key unsubscribe links are signed with (HMAC-SHA256); with `CHAINMAIL_PUBLIC_URL`",
+      shown: "none",
+    }),
+  }) as TString & Phantom<undefined>,
   CHAINMAIL_TIMEOUT_MS: duration(1, { group: calls, description: "timeout of one upstream attempt", default: 30_000 }),
   CHAINMAIL_MAX_RETRIES: int(0, MAX_RETRIES, {
     group: calls,
@@ -339,6 +367,14 @@ export const EnvSchema = Type.Object({
   CHAINMAIL_TOKENS: text({
     group: service,
     description: "comma-separated bearer tokens; required when operator credentials are set",
+  }),
+  CHAINMAIL_EVENTS_USER: text({
+    group: service,
+    description: "Basic user Mailjet's event callback logs in with (`POST /events/mailjet`); a bearer token also works",
+  }),
+  CHAINMAIL_EVENTS_PASSWORD: text({
+    group: service,
+    description: "Basic password of `CHAINMAIL_EVENTS_USER`",
   }),
   // Mailjet accepts messages up to 15 MB; Base64 inflates attachments by 4/3 and a batch holds several.
   CHAINMAIL_BODY_LIMIT_BYTES: int(1, MAX_BODY_LIMIT_BYTES, {

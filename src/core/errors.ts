@@ -54,6 +54,8 @@ export const ErrorCode = {
   RECEIVE_TIMEOUT: { code: "receive_timeout", httpStatus: 408, retryable: true },
   /** The HTTP service: the node did not finish within CHAINMAIL_REQUEST_TIMEOUT_MS. */
   REQUEST_TIMEOUT: { code: "request_timeout", httpStatus: 504, retryable: true },
+  /** The HTTP service: the route needs a setting the operator has not given (`details.setting` names it). */
+  NOT_CONFIGURED: { code: "not_configured", httpStatus: 503, retryable: false },
   /** The HTTP service is shutting down and takes no new requests. */
   SHUTTING_DOWN: { code: "shutting_down", httpStatus: 503, retryable: true },
   /** The HTTP service is at capacity: the request was refused at once rather than kept waiting (Retry-After). */
@@ -102,6 +104,11 @@ export const MessageErrorCode = {
   SMTP_SENDER_REJECTED: "smtp-sender-rejected",
   /** The SMTP server refused a recipient (RCPT TO); the message went to the accepted ones, listed in To/Cc/Bcc. */
   SMTP_RECIPIENT_REJECTED: "smtp-recipient-rejected",
+  /**
+   * A recipient on the sender's suppression list (a hard bounce, blocked, a spam complaint, an unsubscribe, soft
+   * bounces): not sent to it, the entry says why (`Reason`) and since when (`Since`). `SendToSuppressed` overrides.
+   */
+  SUPPRESSED: "suppressed",
   /** The SMTP server refused the message after reading it (its reply to DATA): nothing was delivered. */
   SMTP_MESSAGE_REJECTED: "smtp-message-rejected",
 } as const;

@@ -1,5 +1,9 @@
-import type { Violation } from "../core/errors.js";
+import { toErrorPayload, type Violation } from "../core/errors.js";
 import { defineNode, type RunContext } from "../core/node.js";
+import { mailStoreOf } from "../mail/open.js";
+import { holdSuppressed, mergeHeld, sendRecords } from "../mail/send-guard.js";
+import type { MailStore, SendRecord } from "../mail/store.js";
+import { withUnsubscribeHeaders } from "../mail/unsubscribe.js";
 import { ErrorPayloadSchema, RawResponse } from "../schemas/common.js";
 import { EmailParams, EmailRequest, MessagesSent } from "../schemas/email.js";
 import { resolveMailTransport, transportViolations } from "../transports/index.js";
@@ -24,10 +28,29 @@ export const emailSend = defineNode({
   check: ({ params, request }, ctx) => [...checkRequest(request), ...transportViolations(ctx.config, params, request)],
   run: async ({ params, request }, ctx) => {
     const transport = await resolveMailTransport(ctx.config);
-    const outcome = await transport.send(request, params, ctx);
+    const store = await mailStoreOf(ctx.config.env);
+    const held = await holdSuppressed(store, request);
+    // Mailjet writes its own List-Unsubscribe in place of any given: its `unsub` event does that job there.
+    const outgoing = transport.name === "mailjet" ? held.request : withUnsubscribeHeaders(held.request, ctx.config.env);
+    const sent = held.kept.length ? await transport.send(outgoing, params, ctx) : undefined;
+    const outcome = mergeHeld(held, sent);
+    if (store && sent) await record(store, sendRecords(held, outcome, transport.name), ctx);
     return Object.fromEntries(Object.entries(outcome).filter(([, v]) => v !== undefined));
   },
 });
+
+/**
+ * What went out is recorded for the lifecycle. A store that fails now must not turn a sent batch into an error
+ * (the caller would send it again): the failure is logged, and Mailjet's events still fill the store in later.
+ */
+async function record(store: MailStore, records: SendRecord[], ctx: RunContext): Promise<void> {
+  if (records.length === 0) return;
+  try {
+    await store.recordSends(records);
+  } catch (err) {
+    ctx.logger?.warn({ err: toErrorPayload(err), store: store.where }, "could not record the messages sent");
+  }
+}
 
 /**
  * Uses the operator's MAILJET_API_KEY / MAILJET_SECRET_KEY when the caller gave no credentials at all. The smtp

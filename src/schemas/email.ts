@@ -62,6 +62,12 @@ export const EmailRequest = OpenObject(
   {
     Messages: Type.Array(EmailMessage, { minItems: 1, description: "Any number: larger batches are split" }),
     SandboxMode: Type.Optional(Type.Literal(true, { description: "Validate without delivering" })),
+    SendToSuppressed: Type.Optional(
+      Type.Literal(true, {
+        description:
+          "Send to recipients on the suppression list too (chainmail's own field, never passed to the provider). Without it a suppressed recipient gets an error entry `suppressed` and the others get the message",
+      }),
+    ),
   },
   { title: "Request: a batch of messages" },
 );

@@ -13,14 +13,17 @@ import { type Config, defaultConfig } from "../core/config.js";
 import { ChainmailError, toErrorPayload } from "../core/errors.js";
 import { parseJson } from "../core/json.js";
 import { type AnyNode, describeNode } from "../core/node.js";
+import { closeMailStores } from "../mail/open.js";
 import { nodes as registry } from "../nodes/index.js";
 import type { IndexStatus } from "../sources/index/store.js";
 import { AccessLog, type LoggerOption, loggerOptions } from "./logging.js";
+import { registerMailRoutes } from "./mail-routes.js";
 import { createMetrics, indexLag, type ServiceMetrics } from "./metrics.js";
 import { registerNodeRoutes } from "./node-routes.js";
 import { buildOpenApi } from "./openapi.js";
 import { clientError, errorHandler, malformedBody, notFound, sendError, sendJson } from "./replies.js";
 import { loadServerSettings, type ServerSettings } from "./settings.js";
+import { registerUnsubscribeRoutes } from "./unsubscribe-routes.js";
 
 export type { LoggerOption } from "./logging.js";
 export { statusOf } from "./node-routes.js";
@@ -76,6 +79,9 @@ export async function buildApp(options: AppOptions = {}): Promise<FastifyInstanc
   app.setNotFoundHandler(notFound);
 
   registerNodeRoutes(app, { config, settings, metrics, nodes });
+  registerMailRoutes(app, config, settings);
+  registerUnsubscribeRoutes(app, config);
+  app.addHook("onClose", closeMailStores);
   app.get("/nodes", (_request, reply) => sendJson(reply, 200, Object.values(nodes).map(describeNode)));
   app.get("/openapi.json", (_request, reply) => sendJson(reply, 200, openapi));
   app.get("/healthz", async (_request, reply) => {
@@ -102,6 +108,8 @@ function createFastify(settings: ServerSettings, logger: LoggerOption | undefine
     logger: loggerOptions(logger),
     ...(logger ? { logController: new AccessLog() } : {}),
     bodyLimit: settings.bodyLimitBytes,
+    // Unsubscribe tokens (up to 2048 characters) and CustomIDs travel in the path; the routes bound them themselves.
+    routerOptions: { maxParamLength: 4096 },
     // Slow clients are cut, each kind after its own time (Node checks every second): headers (also the idle time of
     // a kept-alive socket between requests), then the body. The node's own run time is CHAINMAIL_REQUEST_TIMEOUT_MS.
     http: {

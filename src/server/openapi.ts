@@ -9,6 +9,7 @@
 import type { TSchema } from "@sinclair/typebox";
 import type { AnyNode } from "../core/node.js";
 import { ErrorPayloadSchema, isExactIntegerSchema } from "../schemas/common.js";
+import { MailjetEventBody, MessageStatus } from "../schemas/mail.js";
 import { BIGINT_FORMS, BIGINT_PARAMETER } from "./integers.js";
 
 type Json = Record<string, unknown>;
@@ -139,6 +140,7 @@ export function buildOpenApi(nodes: readonly AnyNode[], options: OpenApiOptions)
       },
     };
   }
+  Object.assign(paths, mailPaths(schemas, errorOnly, notHttp, options.auth));
   paths["/nodes"] = {
     get: {
       operationId: "listNodes",
@@ -226,12 +228,146 @@ export function buildOpenApi(nodes: readonly AnyNode[], options: OpenApiOptions)
     servers: [{ url: "/", description: "This service" }],
     tags: [
       { name: "nodes", description: "Run a node" },
+      { name: "mail", description: "Delivery events, message states and unsubscribes" },
       { name: "service", description: "About the service" },
     ],
     paths,
     components: {
       schemas,
-      securitySchemes: { bearer: { type: "http", scheme: "bearer" } },
+      securitySchemes: {
+        bearer: { type: "http", scheme: "bearer" },
+        basic: { type: "http", scheme: "basic", description: "CHAINMAIL_EVENTS_USER / CHAINMAIL_EVENTS_PASSWORD" },
+      },
+    },
+  };
+}
+
+const tokenParameter = {
+  name: "token",
+  in: "path",
+  required: true,
+  description: "The signed token of the link (sender, recipient, campaign; HMAC-SHA256)",
+  schema: { type: "string", maxLength: 2048 },
+};
+
+/** `POST /events/mailjet`, `GET /messages/{id}` (mail-routes.ts) and the unsubscribe links (unsubscribe-routes.ts). */
+function mailPaths(schemas: Json, errorOnly: Json, notHttp: Json, auth: boolean): Json {
+  const refusals: Json = {
+    401: json(errorOnly, "No credentials where they are required"),
+    403: json(errorOnly, "Credentials this service does not accept"),
+    503: json(errorOnly, "CHAINMAIL_MAIL_DB is not set (`not_configured`), or the service is shutting down"),
+  };
+  return {
+    "/events/mailjet": {
+      post: {
+        operationId: "mailjetEvents",
+        summary: "Mailjet's event callback: one event or an array; 200 only once stored",
+        description:
+          "Set as Mailjet's event callback URL (`/v3/REST/eventcallbackurl`), with Basic credentials in it " +
+          "(`https://CHAINMAIL_EVENTS_USER:CHAINMAIL_EVENTS_PASSWORD@host/events/mailjet`) or send a bearer token. " +
+          "Idempotent (a repeat or replay changes nothing) and order-free. Kinds other than sent, open, click, " +
+          "bounce, blocked, spam and unsub are acknowledged and ignored.",
+        tags: ["mail"],
+        security: [{ basic: [] }, { bearer: [] }, ...(auth ? [] : [{}])],
+        requestBody: {
+          required: true,
+          ...json(documentSchema(MailjetEventBody, schemas, false), "Mailjet's event(s)"),
+        },
+        responses: {
+          200: json(
+            {
+              type: "object",
+              properties: {
+                stored: { type: "integer", description: "Events stored now" },
+                repeated: { type: "integer", description: "Events stored before (repeats, replays)" },
+                ignored: { type: "integer", description: "Events of kinds chainmail does not know" },
+              },
+              required: ["stored", "repeated", "ignored"],
+            },
+            "Stored",
+          ),
+          400: json(errorOnly, "A malformed event: `error.details.violations` names each field (nothing stored)"),
+          413: json(errorOnly, "The body is larger than CHAINMAIL_BODY_LIMIT_BYTES"),
+          500: json(errorOnly, "The store failed (`storage_error`): Mailjet retries"),
+          ...refusals,
+          "4XX": notHttp,
+        },
+      },
+    },
+    "/unsubscribe/{token}": {
+      get: {
+        operationId: "unsubscribePage",
+        summary: "The page of a one-click unsubscribe link: says who and from whom, with a button (changes nothing)",
+        tags: ["mail"],
+        security: [],
+        parameters: [tokenParameter],
+        responses: {
+          200: { description: "The confirmation page", content: { "text/html": { schema: { type: "string" } } } },
+          404: {
+            description: "A token this service did not sign (nothing changed)",
+            content: { "text/html": { schema: { type: "string" } } },
+          },
+          503: json(errorOnly, "CHAINMAIL_UNSUBSCRIBE_SECRET is not set (`not_configured`)"),
+          "4XX": notHttp,
+        },
+      },
+      post: {
+        operationId: "unsubscribe",
+        summary: "RFC 8058 one-click unsubscribe: the recipient goes on the sender's suppression list at once",
+        description:
+          "The body (`List-Unsubscribe=One-Click`) is not needed: the signed token names the sender and the recipient. No login, no cookie.",
+        tags: ["mail"],
+        security: [],
+        parameters: [tokenParameter],
+        requestBody: {
+          required: false,
+          content: {
+            "application/x-www-form-urlencoded": { schema: { type: "string", example: "List-Unsubscribe=One-Click" } },
+          },
+        },
+        responses: {
+          200: { description: "Unsubscribed", content: { "text/html": { schema: { type: "string" } } } },
+          404: {
+            description: "A token this service did not sign (nothing changed)",
+            content: { "text/html": { schema: { type: "string" } } },
+          },
+          503: json(errorOnly, "CHAINMAIL_UNSUBSCRIBE_SECRET or CHAINMAIL_MAIL_DB is not set (`not_configured`)"),
+          "4XX": notHttp,
+        },
+      },
+    },
+    "/messages/{id}": {
+      get: {
+        operationId: "messageStatus",
+        summary: "A message's state and events, by MessageID, MessageUUID or CustomID",
+        tags: ["mail"],
+        security: auth ? [{ bearer: [] }] : [{}, { bearer: [] }],
+        parameters: [
+          {
+            name: "id",
+            in: "path",
+            required: true,
+            description: "A MessageID, a MessageUUID or a CustomID (every recipient's message under it)",
+            schema: { type: "string", maxLength: 255 },
+          },
+        ],
+        responses: {
+          200: json(
+            {
+              type: "object",
+              properties: {
+                messages: { type: "array", items: documentSchema(MessageStatus, schemas, true) },
+              },
+              required: ["messages"],
+            },
+            "The messages under that id (one per recipient)",
+          ),
+          400: json(errorOnly, "An id that is too long or holds control characters"),
+          404: json(errorOnly, "No message under that id"),
+          ...refusals,
+          "4XX": notHttp,
+        },
+      },
     },
   };
 }

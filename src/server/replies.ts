@@ -63,7 +63,7 @@ export function errorHandler(settings: ServerSettings) {
 /** No route: 404 `not_found`, naming the routes there are. */
 export function notFound(request: FastifyRequest, reply: FastifyReply): FastifyReply {
   const missing = new ChainmailError("NOT_FOUND", `No route ${request.method} ${request.url.split("?")[0]}.`, {
-    hint: "Routes: POST /nodes/<node-id>, GET /nodes, GET /openapi.json, GET /docs, GET /metrics, GET /healthz.",
+    hint: "Routes: POST /nodes/<node-id>, GET /nodes, POST /events/mailjet, GET /messages/<id>, GET /openapi.json, GET /docs, GET /metrics, GET /healthz.",
   });
   return sendError(reply, missing);
 }

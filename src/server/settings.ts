@@ -34,6 +34,8 @@ export interface ServerSettings {
   admission: AdmissionLimits;
   /** The shared upstream reads (core/pools/shared-reads.ts): cache time (0: off) and bounds. */
   cache: { ttlMs: number; maxEntries: number; maxBytes: number };
+  /** Basic credentials of Mailjet's event callback, when set. */
+  events: { user: string; password: string } | undefined;
 }
 
 /** Shorter tokens are too easy to guess. */
@@ -100,6 +102,7 @@ export function loadServerSettings(config: Config, overrides: { tokens?: string[
   return {
     tokens,
     operatorCredentials: credentials,
+    events: eventCredentials(config),
     bodyLimitBytes: setting(config.env, "CHAINMAIL_BODY_LIMIT_BYTES"),
     requestTimeoutMs: setting(config.env, "CHAINMAIL_REQUEST_TIMEOUT_MS"),
     headersTimeoutMs: setting(config.env, "CHAINMAIL_HEADERS_TIMEOUT_MS"),
@@ -117,4 +120,21 @@ export function loadServerSettings(config: Config, overrides: { tokens?: string[
       maxBytes: setting(config.env, "CHAINMAIL_CACHE_MAX_BYTES"),
     },
   };
+}
+
+/** CHAINMAIL_EVENTS_USER and CHAINMAIL_EVENTS_PASSWORD: both or neither. */
+function eventCredentials(config: Config): ServerSettings["events"] {
+  const user = setting(config.env, "CHAINMAIL_EVENTS_USER");
+  const password = setting(config.env, "CHAINMAIL_EVENTS_PASSWORD");
+  if (user === undefined && password === undefined) return undefined;
+  if (user === undefined || password === undefined || user.includes(":")) {
+    const missing = user === undefined ? "CHAINMAIL_EVENTS_USER" : "CHAINMAIL_EVENTS_PASSWORD";
+    const problem = user?.includes(":")
+      ? "CHAINMAIL_EVENTS_USER holds a colon, which Basic credentials cannot carry"
+      : `${missing} is not set`;
+    throw new ChainmailError("INVALID_INPUT", `Setting ${missing} is invalid: ${problem}; set both or neither.`, {
+      details: { setting: user?.includes(":") ? "CHAINMAIL_EVENTS_USER" : missing },
+    });
+  }
+  return { user, password };
 }

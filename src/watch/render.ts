@@ -34,10 +34,28 @@ const DIGEST_DEFAULTS = {
 
 export const DIGEST_VARIABLES = ["rule", "count", "items", "first_date", "last_date", "first_block", "last_block"];
 
-/** Which names each part may use, by mode. */
+/** Which names each part may use, by mode (`unsubscribe_url`: the recipient's one-click link, when there is one). */
 function allowedNames(mode: "each" | "digest", part: Part): readonly string[] {
-  if (mode === "each" || part === "item_text" || part === "item_html") return RECORD_VARIABLES;
-  return DIGEST_VARIABLES;
+  if (part === "item_text" || part === "item_html") return RECORD_VARIABLES;
+  return [...(mode === "each" ? RECORD_VARIABLES : DIGEST_VARIABLES), "unsubscribe_url"];
+}
+
+/**
+ * The default templates end with the unsubscribe link when the message has one (a rule mailing one recipient, with
+ * CHAINMAIL_PUBLIC_URL and CHAINMAIL_UNSUBSCRIBE_SECRET set); a template of one's own places `{{var:unsubscribe_url}}`.
+ */
+function withLink(
+  message: Pick<EmailMessage, "TextPart" | "HTMLPart">,
+  mail: Mail,
+  url: string | undefined,
+): Pick<EmailMessage, "TextPart" | "HTMLPart"> {
+  if (!url) return message;
+  const html = url.replace(/&/g, "&amp;").replace(/"/g, "&quot;").replace(/</g, "&lt;");
+  return {
+    TextPart: mail.text === undefined ? `${message.TextPart}\nUnsubscribe: ${url}` : message.TextPart,
+    HTMLPart:
+      mail.html === undefined ? `${message.HTMLPart}<p><a href="${html}">Unsubscribe</a></p>` : message.HTMLPart,
+  };
 }
 
 /** `{{var:…}}` names in a template that have no default and that the rule's records cannot fill. */
@@ -91,19 +109,32 @@ function envelope(rule: Rule, customId: string): Pick<EmailMessage, "From" | "To
 }
 
 /** `each`: the message for one record. */
-export function eachMessage(rule: Rule, record: TransactionRecord, customId: string): EmailMessage {
-  const variables = recordVariables(record, rule.id);
+export function eachMessage(
+  rule: Rule,
+  record: TransactionRecord,
+  customId: string,
+  unsubscribeUrl?: string,
+): EmailMessage {
+  const variables = { ...recordVariables(record, rule.id), unsubscribe_url: unsubscribeUrl ?? "" };
   const template = { ...EACH_DEFAULTS, ...definedParts(rule.mail) };
   return {
     ...envelope(rule, customId),
     Subject: subjectLine(fill(template.subject, variables, false)),
-    TextPart: fill(template.text, variables, false),
-    HTMLPart: fill(template.html, variables, true),
+    ...withLink(
+      { TextPart: fill(template.text, variables, false), HTMLPart: fill(template.html, variables, true) },
+      rule.mail,
+      unsubscribeUrl,
+    ),
   };
 }
 
 /** `digest`: one message listing several records, oldest first. */
-export function digestMessage(rule: Rule, records: readonly TransactionRecord[], customId: string): EmailMessage {
+export function digestMessage(
+  rule: Rule,
+  records: readonly TransactionRecord[],
+  customId: string,
+  unsubscribeUrl?: string,
+): EmailMessage {
   const template = { ...DIGEST_DEFAULTS, ...definedParts(rule.mail) };
   const each = records.map((record) => recordVariables(record, rule.id));
   const first = positionOf(records[0]!);
@@ -115,14 +146,21 @@ export function digestMessage(rule: Rule, records: readonly TransactionRecord[],
     last_date: last.date,
     first_block: first.block === undefined ? "" : String(first.block),
     last_block: last.block === undefined ? "" : String(last.block),
+    unsubscribe_url: unsubscribeUrl ?? "",
   };
   const itemsText = each.map((v) => fill(template.item_text, v, false)).join("\n");
   const itemsHtml = each.map((v) => fill(template.item_html, v, true)).join("\n");
   return {
     ...envelope(rule, customId),
     Subject: subjectLine(fill(template.subject, { ...variables, items: "" }, false)),
-    TextPart: fill(template.text, { ...variables, items: itemsText }, false),
-    HTMLPart: fill(template.html, { ...variables, items: ITEMS_MARK, itemsHtml }, true),
+    ...withLink(
+      {
+        TextPart: fill(template.text, { ...variables, items: itemsText }, false),
+        HTMLPart: fill(template.html, { ...variables, items: ITEMS_MARK, itemsHtml }, true),
+      },
+      rule.mail,
+      unsubscribeUrl,
+    ),
   };
 }
 

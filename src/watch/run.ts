@@ -7,6 +7,7 @@ import { createHash } from "node:crypto";
 import { channel } from "node:diagnostics_channel";
 import { ChainmailError } from "../core/errors.js";
 import type { Logger } from "../core/node.js";
+import { unsubscribeUrl } from "../mail/unsubscribe.js";
 import type { EmailMessage, MessageResult } from "../schemas/email.js";
 import type { Rule, WatchConfig } from "./config.js";
 import {
@@ -310,7 +311,8 @@ export class WatchRun {
       more = queued.length > room;
       intents = queued.slice(0, room).map((q) => {
         const customId = customIdOf(rule.id, [q.key]);
-        return { mail: mailOf(rule, customId, eachMessage(rule, q.record, customId)), keys: [q.key] };
+        const message = eachMessage(rule, q.record, customId, this.unsubscribeUrl(rule));
+        return { mail: mailOf(rule, customId, message), keys: [q.key] };
       });
     } else {
       // Enough to see the record threshold, and one more to know whether a full digest leaves some over.
@@ -330,11 +332,20 @@ export class WatchRun {
         rule,
         batch.map((q) => q.record),
         customId,
+        this.unsubscribeUrl(rule),
       );
       intents = [{ mail: mailOf(rule, customId, message), keys }];
     }
     if (intents.length) await this.store.journal(rule.id, intents);
     return { mails: intents.map((i) => i.mail), more };
+  }
+
+  /** The one-click link of a rule that mails one recipient (a link must unsubscribe only whoever follows it). */
+  private unsubscribeUrl(rule: Rule): string | undefined {
+    const recipients = [...rule.mail.to, ...(rule.mail.cc ?? []), ...(rule.mail.bcc ?? [])];
+    if (recipients.length !== 1) return undefined;
+    const claim = { sender: rule.from.Email.toLowerCase(), email: recipients[0]!.Email, campaign: rule.id };
+    return unsubscribeUrl(this.ctx.send.config.env, claim);
   }
 
   /** Sends new intents and the retries due in one email-send run, then settles them. */

@@ -10,6 +10,7 @@ import { existsSync } from "node:fs";
 import { dirname, join } from "node:path";
 import { setTimeout as sleep } from "node:timers/promises";
 import { type Config, loadConfig } from "../core/config.js";
+import { MessageErrorCode } from "../core/errors.js";
 import type { Logger } from "../core/node.js";
 import { isPostgresUrl } from "../db/database.js";
 import type { EmailMessage, MessageResult } from "../schemas/email.js";
@@ -58,6 +59,9 @@ function settingsOf(watchConfig: WatchConfig, env: Record<string, string | undef
     ...env,
     NFT_SOURCE: watchConfig.source,
     SMTP_JOURNAL: env.SMTP_JOURNAL || join(beside, "smtp-journal.jsonl"),
+    // The lifecycle and suppression list beside the journal, unless the operator keeps them elsewhere: what
+    // email-send checks, so the watch never mails a suppressed address.
+    CHAINMAIL_MAIL_DB: env.CHAINMAIL_MAIL_DB || store,
   });
   return { config, store };
 }
@@ -176,6 +180,19 @@ export interface WatchMailStatus {
   attempts: number;
   /** Why it is not sent, as the transport said. */
   error?: string;
+  /** Recipients it was not sent to because they are on the suppression list, and why (`reason since …`). */
+  suppressed?: { email: string; reason: string; since: string }[];
+}
+
+/** The recipients a result held back as suppressed (email-send's `suppressed` entries). */
+function suppressedOf(mail: Mail): WatchMailStatus["suppressed"] {
+  const held = (mail.result?.Errors ?? []).filter((e) => e.ErrorCode === MessageErrorCode.SUPPRESSED);
+  return held.map((e) => {
+    const [, list, index] = /^(To|Cc|Bcc)\[(\d+)\]/.exec(e.ErrorRelatedTo[0] ?? "") ?? [];
+    const recipient = list ? mail.message[list as "To" | "Cc" | "Bcc"]?.[Number(index)] : undefined;
+    const { Reason, Since } = e as { Reason?: unknown; Since?: unknown };
+    return { email: recipient?.Email ?? "", reason: String(Reason ?? ""), since: String(Since ?? "") };
+  });
 }
 
 /** The store a watch file names (`store`, else INDEX_DB), open only if it exists: reading creates nothing. */
@@ -207,6 +224,7 @@ export async function watchStatus(options: {
     ];
     return (await store.mails(states)).map((mail) => {
       const error = mail.state === "sent" || !mail.result ? "" : errorText(mail.result);
+      const suppressed = suppressedOf(mail);
       return {
         custom_id: mail.customId,
         rule: mail.rule,
@@ -215,6 +233,7 @@ export async function watchStatus(options: {
         to: [...(mail.message.To ?? []), ...(mail.message.Cc ?? []), ...(mail.message.Bcc ?? [])].map((r) => r.Email),
         attempts: mail.attempts,
         ...(error ? { error } : {}),
+        ...(suppressed?.length ? { suppressed } : {}),
       };
     });
   } finally {

@@ -173,13 +173,14 @@ function optionHeaders(message: Message): Record<string, string> {
 
 /**
  * Plain ASCII `X-` values are written as given (Mailjet's relay and most tools read X- headers raw, not as
- * encoded words); others are left to the composer to parse, encode and fold. Line breaks were refused by `check`.
+ * encoded words), and so are `List-Unsubscribe` and `List-Unsubscribe-Post` (RFC 8058 readers match them as
+ * written, the URL unbroken); others are left to the composer to parse, encode and fold. Line breaks were refused by `check`.
  */
 function headerValues(headers: Record<string, string>): Record<string, string | { prepared: true; value: string }> {
   return Object.fromEntries(
     Object.entries(headers).map(([name, value]) => [
       name,
-      /^x-/i.test(name) && /^[\x20-\x7e]*$/.test(value) && name.length + value.length < 900
+      /^(x-|list-unsubscribe)/i.test(name) && /^[\x20-\x7e]*$/.test(value) && name.length + value.length < 900
         ? { prepared: true, value }
         : value,
     ]),

@@ -1,0 +1,423 @@
+/**
+ * The mail lifecycle store on a chainmail database (SQLite file or PostgreSQL, src/db; migrations/mail/): what was
+ * sent (recorded at send time by every transport), what Mailjet's events said about it, and the suppression list.
+ *
+ * Every write is order-free and idempotent: a message's state only climbs in rank (lifecycle.ts), an event is
+ * stored once under its key (a repeat changes nothing), and a suppression only gives way to a stronger reason (or,
+ * between equals, to the cause with the smaller key), so the same events in any order leave the same rows.
+ */
+import { parseJson } from "../core/json.js";
+import { type Database, openDatabase, type Sql } from "../db/database.js";
+import type { MailEvent } from "./events.js";
+import {
+  type Fact,
+  lifecycleOf,
+  type MailState,
+  reasonRank,
+  type SuppressionReason,
+  suppressionOf,
+} from "./lifecycle.js";
+
+/** Events kept per message; later ones still move its state and the suppression list. */
+export const MAX_EVENTS_PER_MESSAGE = 100;
+/** `sender` of a suppression that holds for every sender. */
+export const ANY_SENDER = "*";
+
+/** A message as a transport handed it over, one per recipient. */
+export interface SendRecord {
+  messageId: string;
+  messageUuid?: string | undefined;
+  customId?: string | undefined;
+  email: string;
+  sender: string;
+  transport: string;
+  payload?: string | undefined;
+  fact: "queued" | "sent";
+}
+
+export interface EventView {
+  event: string;
+  time: string;
+  /** The EventPayload given at send time (or carried by the event). */
+  Payload?: string;
+  [detail: string]: unknown;
+}
+
+export interface MessageView {
+  /** Exact: a bigint beyond 2^53. */
+  MessageID: number | bigint;
+  MessageUUID: string | null;
+  CustomID: string | null;
+  Email: string;
+  From: string | null;
+  Transport: string | null;
+  State: MailState;
+  Bounce?: "hard" | "soft";
+  EventPayload: string | null;
+  Events: EventView[];
+  /** More events came than are kept (MAX_EVENTS_PER_MESSAGE); the state counts them all. */
+  EventsTruncated: boolean;
+}
+
+export interface Suppression {
+  sender: string;
+  email: string;
+  reason: SuppressionReason;
+  since: string;
+  message_id: string | null;
+  event: string | null;
+}
+
+export interface MailStoreOptions {
+  /** Soft bounces of one recipient (from one sender) that suppress it. */
+  softBounceLimit?: number;
+}
+
+export interface ApplyResult {
+  /** Events stored now. */
+  stored: number;
+  /** Events that were stored already (repeats, replays). */
+  repeated: number;
+}
+
+export interface MailStore {
+  readonly where: string;
+  recordSends(records: readonly SendRecord[]): Promise<void>;
+  applyEvents(events: readonly MailEvent[]): Promise<ApplyResult>;
+  /** Messages whose MessageID, MessageUUID or CustomID is `id`, with their events. */
+  messages(id: string): Promise<MessageView[]>;
+  /** Of `emails`, those suppressed for `sender`, by lower-case address. */
+  suppressed(sender: string, emails: readonly string[]): Promise<Map<string, Suppression>>;
+  suppressions(filter?: { sender?: string | undefined; email?: string | undefined }): Promise<Suppression[]>;
+  /** Adds a suppression by hand (or from an unsubscribe link); resolves to whether the list changed. */
+  suppress(entry: {
+    sender: string;
+    email: string;
+    reason: SuppressionReason;
+    since?: number;
+    /** What caused it, e.g. `unsubscribe-link:<campaign>`. */
+    cause?: string;
+  }): Promise<boolean>;
+  /** Removes one; resolves to how many rows went. */
+  unsuppress(sender: string, email: string): Promise<number>;
+  close(): Promise<void>;
+}
+
+interface MessageRow {
+  message_id: string;
+  message_uuid: string | null;
+  custom_id: string | null;
+  email: string;
+  sender: string | null;
+  transport: string | null;
+  payload: string | null;
+  state: MailState;
+  bounce: "hard" | "soft" | null;
+  events: number;
+}
+
+interface EventRow {
+  message_id: string;
+  kind: string;
+  time: number | string;
+  detail: string;
+}
+
+interface SuppressionRow {
+  sender: string;
+  email: string;
+  reason: SuppressionReason;
+  message_id: string | null;
+  event_key: string | null;
+  since: number | string;
+}
+
+const exactInteger = (digits: string): number | bigint => {
+  const value = BigInt(digits);
+  return value <= BigInt(Number.MAX_SAFE_INTEGER) ? Number(value) : value;
+};
+const now = () => Math.floor(Date.now() / 1000);
+const iso = (seconds: number | string) => new Date(Number(seconds) * 1000).toISOString();
+const lower = (address: string) => address.trim().toLowerCase();
+const list = (first: number, count: number) => Array.from({ length: count }, (_, i) => `$${first + i}`).join(", ");
+
+/** Opens (and migrates) the store on `target`: an SQLite file or a `postgres://` URL. */
+export async function openMailStore(target: string, options: MailStoreOptions = {}): Promise<MailStore> {
+  const db = await openDatabase(target);
+  try {
+    await db.migrate("mail");
+  } catch (err) {
+    await db.close();
+    throw err;
+  }
+  return mailStoreOn(db, options);
+}
+
+/** The store on an open database (which the caller migrated with `db.migrate("mail")`). */
+export function mailStoreOn(db: Database, options: MailStoreOptions = {}): MailStore {
+  const softBounceLimit = options.softBounceLimit ?? 3;
+  return {
+    where: db.target,
+    recordSends: (records) => db.transaction(async (tx) => recordSends(tx, records)),
+    applyEvents: (events) =>
+      db.transaction(async (tx) => {
+        const result: ApplyResult = { stored: 0, repeated: 0 };
+        for (const event of events) {
+          if (await applyEvent(tx, event, softBounceLimit)) result.stored++;
+          else result.repeated++;
+        }
+        return result;
+      }),
+    messages: (id) => messagesOf(db, id),
+    async suppressed(sender, emails) {
+      const found = new Map<string, Suppression>();
+      const wanted = [...new Set(emails.map(lower))];
+      for (let i = 0; i < wanted.length; i += 500) {
+        const slice = wanted.slice(i, i + 500);
+        const rows = await db.query<SuppressionRow>(
+          `SELECT * FROM mail_suppressions WHERE sender IN ($1, $2) AND email IN (${list(3, slice.length)})
+           ORDER BY reason_rank DESC`,
+          [lower(sender), ANY_SENDER, ...slice],
+        );
+        for (const row of rows) if (!found.has(row.email)) found.set(row.email, toSuppression(row));
+      }
+      return found;
+    },
+    async suppressions(filter = {}) {
+      const where: string[] = [];
+      const params: string[] = [];
+      if (filter.sender !== undefined) {
+        params.push(lower(filter.sender));
+        where.push(`sender = $${params.length}`);
+      }
+      if (filter.email !== undefined) {
+        params.push(lower(filter.email));
+        where.push(`email = $${params.length}`);
+      }
+      const rows = await db.query<SuppressionRow>(
+        `SELECT * FROM mail_suppressions${where.length ? ` WHERE ${where.join(" AND ")}` : ""} ORDER BY email, sender`,
+        params,
+      );
+      return rows.map(toSuppression);
+    },
+    suppress: (entry) =>
+      upsertSuppression(db, {
+        sender: lower(entry.sender),
+        email: lower(entry.email),
+        reason: entry.reason,
+        messageId: null,
+        eventKey: entry.cause ?? null,
+        since: entry.since ?? now(),
+      }),
+    unsuppress: (sender, email) =>
+      db.run("DELETE FROM mail_suppressions WHERE sender = $1 AND email = $2", [lower(sender), lower(email)]),
+    close: () => db.close(),
+  };
+}
+
+/** Inserts a message, or fills in what an earlier event did not know and lifts its state by rank. */
+async function upsertMessage(
+  tx: Sql,
+  m: Omit<SendRecord, "sender" | "transport" | "fact"> & { sender: string | null; transport: string | null },
+  fact: Fact,
+  /** Events this write adds to the message's count. */
+  events = 0,
+): Promise<void> {
+  const life = lifecycleOf(fact);
+  const t = now();
+  await tx.run(
+    `INSERT INTO mail_messages
+       (message_id, message_uuid, custom_id, email, sender, transport, payload, state, bounce, rank, events,
+        created_at, updated_at)
+     VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $12, $11, $11)
+     ON CONFLICT (message_id) DO UPDATE SET
+       message_uuid = COALESCE(mail_messages.message_uuid, excluded.message_uuid),
+       custom_id = COALESCE(mail_messages.custom_id, excluded.custom_id),
+       sender = COALESCE(mail_messages.sender, excluded.sender),
+       transport = COALESCE(mail_messages.transport, excluded.transport),
+       payload = COALESCE(mail_messages.payload, excluded.payload),
+       state = CASE WHEN excluded.rank > mail_messages.rank THEN excluded.state ELSE mail_messages.state END,
+       bounce = CASE WHEN excluded.rank > mail_messages.rank THEN excluded.bounce ELSE mail_messages.bounce END,
+       rank = CASE WHEN excluded.rank > mail_messages.rank THEN excluded.rank ELSE mail_messages.rank END,
+       events = mail_messages.events + excluded.events,
+       updated_at = excluded.updated_at`,
+    [
+      m.messageId,
+      m.messageUuid ?? null,
+      m.customId ?? null,
+      m.email,
+      m.sender,
+      m.transport,
+      m.payload ?? null,
+      life.state,
+      life.bounce ?? null,
+      life.rank,
+      t,
+      events,
+    ],
+  );
+}
+
+async function recordSends(tx: Sql, records: readonly SendRecord[]): Promise<void> {
+  for (const r of records) {
+    const sender = lower(r.sender);
+    await upsertMessage(tx, { ...r, sender }, r.fact);
+    // Events that came before this record suppressed for every sender: now the sender is known.
+    const early = await tx.query<SuppressionRow>(
+      "SELECT * FROM mail_suppressions WHERE sender = $1 AND message_id = $2",
+      [ANY_SENDER, r.messageId],
+    );
+    for (const row of early) {
+      await tx.run("DELETE FROM mail_suppressions WHERE sender = $1 AND email = $2", [ANY_SENDER, row.email]);
+      await upsertSuppression(tx, {
+        sender,
+        email: row.email,
+        reason: row.reason,
+        messageId: row.message_id,
+        eventKey: row.event_key,
+        since: Number(row.since),
+      });
+    }
+  }
+}
+
+/** Stores one event; resolves to false when it was stored before (nothing changes then). */
+async function applyEvent(tx: Sql, event: MailEvent, softBounceLimit: number): Promise<boolean> {
+  const [known] = await tx.query<{ events: number; sender: string | null }>(
+    "SELECT events, sender FROM mail_messages WHERE message_id = $1",
+    [event.messageId],
+  );
+  // Under the cap, the event's own row is the proof of a repeat; past it the key is not kept (at most once more).
+  if (Number(known?.events ?? 0) < MAX_EVENTS_PER_MESSAGE) {
+    const inserted = await tx.run(
+      `INSERT INTO mail_events (message_id, key, kind, fact, time, email, detail, received_at)
+       VALUES ($1, $2, $3, $4, $5, $6, $7, $8) ON CONFLICT DO NOTHING`,
+      [
+        event.messageId,
+        event.key,
+        event.kind,
+        event.fact,
+        event.time,
+        lower(event.email),
+        JSON.stringify(event.detail),
+        now(),
+      ],
+    );
+    if (inserted === 0) return false;
+  }
+  await upsertMessage(
+    tx,
+    {
+      messageId: event.messageId,
+      messageUuid: event.messageUuid,
+      customId: event.customId,
+      email: event.email,
+      payload: event.payload,
+      sender: null,
+      transport: null,
+    },
+    event.fact,
+    1,
+  );
+  const sender = known?.sender ?? ANY_SENDER;
+  const reason = suppressionOf(event.fact);
+  if (reason) {
+    await upsertSuppression(tx, {
+      sender,
+      email: lower(event.email),
+      reason,
+      messageId: event.messageId,
+      eventKey: event.key,
+      since: event.time,
+    });
+  } else if (event.fact === "soft_bounce") {
+    await softBounced(tx, sender, lower(event.email), softBounceLimit);
+  }
+  return true;
+}
+
+/** After `limit` soft bounces to one address (from one sender), it is suppressed; the cause is the earliest key. */
+async function softBounced(tx: Sql, sender: string, email: string, limit: number): Promise<void> {
+  const rows = await tx.query<{ message_id: string; key: string; time: number | string }>(
+    `SELECT e.message_id, e.key, e.time FROM mail_events e JOIN mail_messages m ON m.message_id = e.message_id
+     WHERE e.email = $1 AND e.fact = 'soft_bounce' AND COALESCE(m.sender, $2) = $3 ORDER BY e.key`,
+    [email, ANY_SENDER, sender],
+  );
+  if (rows.length < limit) return;
+  const first = rows[0]!;
+  await upsertSuppression(tx, {
+    sender,
+    email,
+    reason: "soft_bounce",
+    messageId: first.message_id,
+    eventKey: first.key,
+    since: Number(first.time),
+  });
+}
+
+interface SuppressionWrite {
+  sender: string;
+  email: string;
+  reason: SuppressionReason;
+  messageId: string | null;
+  eventKey: string | null;
+  since: number;
+}
+
+/** Adds a suppression, or replaces one of a weaker reason (between equals, the smaller cause key wins). */
+async function upsertSuppression(tx: Sql, s: SuppressionWrite): Promise<boolean> {
+  const changed = await tx.run(
+    `INSERT INTO mail_suppressions (sender, email, reason, reason_rank, message_id, event_key, since)
+     VALUES ($1, $2, $3, $4, $5, $6, $7)
+     ON CONFLICT (sender, email) DO UPDATE SET
+       reason = excluded.reason, reason_rank = excluded.reason_rank, message_id = excluded.message_id,
+       event_key = excluded.event_key, since = excluded.since
+     WHERE excluded.reason_rank > mail_suppressions.reason_rank
+        OR (excluded.reason_rank = mail_suppressions.reason_rank AND excluded.event_key < mail_suppressions.event_key)`,
+    [s.sender, s.email, s.reason, reasonRank(s.reason), s.messageId, s.eventKey, s.since],
+  );
+  return changed > 0;
+}
+
+const toSuppression = (row: SuppressionRow): Suppression => ({
+  sender: row.sender,
+  email: row.email,
+  reason: row.reason,
+  since: iso(row.since),
+  message_id: row.message_id,
+  event: row.event_key,
+});
+
+async function messagesOf(db: Database, id: string): Promise<MessageView[]> {
+  const rows = await db.query<MessageRow>(
+    `SELECT * FROM mail_messages WHERE message_id = $1 OR message_uuid = $1 OR custom_id = $1
+     ORDER BY message_id LIMIT 1000`,
+    [id],
+  );
+  if (rows.length === 0) return [];
+  const events = await db.query<EventRow>(
+    `SELECT message_id, kind, time, detail FROM mail_events WHERE message_id IN (${list(1, rows.length)})
+     ORDER BY time, key`,
+    rows.map((r) => r.message_id),
+  );
+  return rows.map((row) => ({
+    MessageID: exactInteger(row.message_id),
+    MessageUUID: row.message_uuid,
+    CustomID: row.custom_id,
+    Email: row.email,
+    From: row.sender,
+    Transport: row.transport,
+    State: row.state,
+    ...(row.bounce ? { Bounce: row.bounce } : {}),
+    EventPayload: row.payload,
+    Events: events
+      .filter((e) => e.message_id === row.message_id)
+      .map((e) => ({
+        event: e.kind,
+        time: iso(e.time),
+        ...(parseJson(e.detail) as Record<string, unknown>),
+        ...(row.payload !== null ? { Payload: row.payload } : {}),
+      })),
+    EventsTruncated: Number(row.events) > MAX_EVENTS_PER_MESSAGE,
+  }));
+}
