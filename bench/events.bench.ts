@@ -23,7 +23,7 @@ function batch(first: number): string {
     return {
       event: kind,
       time: 1_700_000_000 + n,
-      MessageID: 288230376151711744 + Math.floor(n / 4),
+      MessageID: 1_000_000_000_000 + Math.floor(n / 4),
       Message_GUID: `guid-${Math.floor(n / 4)}`,
       email: `r${Math.floor(n / 4) % 5000}@example.com`,
       CustomID: `c-${Math.floor(n / 4)}`,
