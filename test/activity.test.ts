@@ -116,6 +116,23 @@ describe("pollActivity", () => {
     expect(moved.records.map((r) => (r as Rec).block_number)).toEqual([2151]);
   });
 
+  it("a contract with a start block: everything from it on is new on the first poll, nothing before it ever", async () => {
+    const contract = "0x7777777777777777777777777777777777777777";
+    server.add(
+      contract,
+      [3000, 3001, 3002, 3003].map((block) => ({ ...transfer(block, "1"), contract_address: contract })),
+    );
+    const target: ActivityTarget = { kind: "contract", contract_address: contract, start_block: 3002 };
+    const first = await pollActivity(target, undefined, ctx);
+    expect(first.records.map((r) => (r as Rec).block_number)).toEqual([3002, 3003]);
+    // Late records before the start, inside the window the next polls read again, and one after it.
+    const late = [2995, 3001, 3004].map((block) => ({ ...transfer(block, "2", 1), contract_address: contract }));
+    server.add(contract, late);
+    const polls = [first];
+    for (let i = 0; i < 3; i++) polls.push(await pollActivity(target, kept(polls.at(-1)!.cursor), ctx));
+    expect(polls.slice(1).map((p) => p.records.map((r) => (r as Rec).block_number))).toEqual([[3004], [], []]);
+  });
+
   it("the whole chain without a start block is invalid_input naming start_block", async () => {
     await expect(pollActivity({ kind: "chain" }, undefined, ctx)).rejects.toMatchObject({
       code: "invalid_input",

@@ -150,4 +150,26 @@ describe("chainmail watch on NFTPort", () => {
     for (const t of after) expect(after.filter((u) => u >= t && u < t + 1000).length).toBeLessThanOrEqual(11);
     expect(after.length).toBeLessThanOrEqual(11);
   });
+
+  it("nothing before a rule's start block is ever mailed, late records in the re-read window included (by contract and chain-wide)", async () => {
+    const contract = "0x6666666666666666666666666666666666666666";
+    server.add(
+      contract,
+      Array.from({ length: 11 }, (_, i) => sale(9000 + i, 900 + i, 1, contract)),
+    );
+    const mail = { to: [{ Email: "desk@example.com" }] };
+    const w = setup("start-bound", {
+      rules: [
+        { id: "contract", contract_address: contract, start_block: 9008, mail },
+        { id: "chain", start_block: 9008, mail },
+      ],
+    });
+    const tokens = async () => (await listOutbox(w.outbox)).map((m) => String(m.subject).match(/#(\d+)/)?.[1]).sort();
+    expect((await watch({ config: w.config, env: w.env, once: true })).sent).toBe(6);
+    expect(await tokens()).toEqual(["908", "908", "909", "909", "910", "910"]);
+    // Late records of blocks before the start (within 12 blocks of the newest: read again), and one after it.
+    server.add(contract, [sale(9005, 805, 1, contract), sale(9007, 807, 1, contract), sale(9011, 911, 1, contract)]);
+    for (let poll = 0; poll < 3; poll++) await watch({ config: w.config, env: w.env, once: true });
+    expect(await tokens()).toEqual(["908", "908", "909", "909", "910", "910", "911", "911"]);
+  });
 });

@@ -10,7 +10,7 @@ import type { Rule } from "./config-schema.js";
 
 type Loose = Record<string, any>;
 
-export { type Position, positionOf, recordKeys } from "../activity/records.js";
+export { later, type Position, positionOf, recordKeys } from "../activity/records.js";
 
 /**
  * NFTPort's filter semantics: `list` means listings and their cancellations, `bid` bids and theirs. Checked here too

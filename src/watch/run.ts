@@ -19,9 +19,9 @@ import {
   isAfter,
   PagesMoved,
   type ReadBatch,
-  readBatches,
+  readRule,
 } from "./follow.js";
-import { ETH_TOKENS, type Position, positionOf, recordKeys, ruleWants } from "./records.js";
+import { ETH_TOKENS, later, type Position, positionOf, recordKeys, ruleWants } from "./records.js";
 import { digestMessage, eachMessage } from "./render.js";
 import { resolveMails, type SendContext, sendMails } from "./send.js";
 import type { Mail, MailResult, RuleState, WatchStore } from "./store.js";
@@ -188,10 +188,10 @@ export class WatchRun {
     const horizon = horizonOf(state.floor, state.read, this.ctx.follow.reorgDepth);
     this.reads.set(rule.id, { waiting: false, from: horizon, started: this.started.get(rule.id) });
     this.started.delete(rule.id);
-    let from = horizon.block;
+    let from = horizon.block ?? 0;
     let read = state.read;
     try {
-      for await (const batch of readBatches(rule, horizon, this.ctx.follow)) {
+      for await (const batch of readRule(rule, horizon, this.ctx.follow)) {
         read = await this.take(rule, state.floor, read, batch, from);
         if (batch.through !== undefined) from = batch.through + 1;
         // Stopping between batches loses nothing: the next poll reads on from the last one taken.
@@ -389,17 +389,4 @@ function mailOf(rule: Rule, customId: string, message: EmailMessage): Mail {
 
 export function errorText(result: MessageResult): string {
   return result.Errors?.map((e) => `${e.ErrorCode}: ${e.ErrorMessage}`).join("; ") ?? "";
-}
-
-/**
- * The later of two read positions, block and date each: a rule that mixes records with a block (on-chain) and
- * without (bids and listings) keeps the newest of each, so that neither kind's horizon stays behind.
- */
-function later(a: Position | undefined, b: Position | undefined): Position | undefined {
-  if (!a) return b;
-  if (!b) return a;
-  const block = a.block === undefined ? b.block : b.block === undefined ? a.block : Math.max(a.block, b.block);
-  // Dates are strings in one format: their order is the text's (Math.max would make numbers of them).
-  const date = [a.date, b.date].sort()[1]!;
-  return block === a.block && date === a.date ? a : { block, date };
 }
