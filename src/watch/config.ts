@@ -97,6 +97,18 @@ function readProblems(rule: ParsedRule, at: string, source: WatchSource): Violat
   if (rule.token_id !== undefined && rule.contract_address === undefined) {
     out.push(violation(`${at}.contract_address`, "required with token_id", `${at}.contract_address is required`));
   }
+  if (rule.contracts !== undefined && rule.contract_address !== undefined) {
+    out.push(
+      violation(
+        `${at}.contracts`,
+        "not with contract_address",
+        `${at}.contracts is invalid with contract_address: give one contract as contract_address or several as contracts`,
+      ),
+    );
+  }
+  if (rule.side !== undefined && rule.wallets === undefined) {
+    out.push(violation(`${at}.side`, "only with wallets", `${at}.side is only used with wallets`, rule.side));
+  }
   const orderBook = (rule.type ?? []).filter((t) => t === "bid" || t === "list");
   if (orderBook.length && retrieverKind(rule) !== "by-contract") {
     out.push(
@@ -117,7 +129,15 @@ function readProblems(rule: ParsedRule, at: string, source: WatchSource): Violat
       ),
     );
   }
-  if (source === "opensea" && retrieverKind(rule) === "on-chain") {
+  if (source === "opensea" && rule.contracts !== undefined) {
+    out.push(
+      violation(
+        `${at}.contracts`,
+        "not with source opensea",
+        `${at}.contracts is invalid with source opensea: OpenSea has no whole-chain read to keep to the list (give each contract a rule of its own)`,
+      ),
+    );
+  } else if (source === "opensea" && retrieverKind(rule) === "on-chain") {
     out.push(
       violation(
         `${at}.contract_address`,

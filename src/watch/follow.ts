@@ -77,7 +77,10 @@ function readerOf(rule: Rule, ctx: FollowContext): [ReadTarget, ReaderContext] {
 
 /** What the rule reads, for the store: a rule whose fingerprint changed must get a new id. */
 export function fingerprintOf(rule: Rule, ctx: Pick<FollowContext, "source">): string {
-  return JSON.stringify([ctx.source, rule.kind, rule.contract_address?.toLowerCase() ?? null, rule.token_id ?? null]);
+  const read: unknown[] = [ctx.source, rule.kind, rule.contract_address?.toLowerCase() ?? null, rule.token_id ?? null];
+  // Kept out when absent, so that the rules saved before `contracts` existed keep their fingerprint.
+  if (rule.contracts) read.push([...new Set(rule.contracts.map((c) => c.toLowerCase()))].sort());
+  return JSON.stringify(read);
 }
 
 /**

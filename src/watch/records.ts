@@ -3,6 +3,7 @@
  * its place in time, a key that names it across re-reads and reorgs, whether a rule wants it, and the values its
  * templates may use.
  */
+import { filterPasses } from "../activity/filter.js";
 import { nftOf, partiesOf } from "../activity/records.js";
 import type { TransactionRecord } from "../schemas/transactions.js";
 import { MAINNET_ETH_TOKENS } from "../sources/index/decode.js";
@@ -22,12 +23,13 @@ function typeMatches(type: string, wanted: readonly string[]): boolean {
 }
 
 /**
- * Whether a rule wants this record: its kind, and its price when the rule sets a minimum or a maximum (records
- * without such a price never pass a bound).
+ * Whether a rule wants this record: its kind, its contracts, wallets, marketplaces and quantity (activity/filter.ts),
+ * and its price when the rule sets a minimum or a maximum (records without such a price never pass a bound).
  */
 export function ruleWants(rule: Rule, record: TransactionRecord, ethTokens: ReadonlySet<string>): boolean {
   const r = record as Loose;
   if (!typeMatches(String(r.type), rule.type)) return false;
+  if (!filterPasses(rule, record)) return false;
   if (!rule.min_price && !rule.max_price) return true;
   const p = r.price_details;
   if (!p) return false;
