@@ -172,4 +172,50 @@ describe("chainmail watch on NFTPort", () => {
     for (let poll = 0; poll < 3; poll++) await watch({ config: w.config, env: w.env, once: true });
     expect(await tokens()).toEqual(["908", "908", "909", "909", "910", "910", "911", "911"]);
   });
+
+  it("a rule over several contracts reads the chain once per poll, kept to its contracts, wallets, marketplaces and quantity", async () => {
+    const [a, b, c] = ["0x7a", "0x7b", "0x7c"].map((p) => p.padEnd(42, "0"));
+    const whale = "0x00000000000000000000000000000000000000b0";
+    const other = { buyer_address: "0x00000000000000000000000000000000000000c0" };
+    server.add(a!, [
+      sale(9600, 1, 1, a),
+      { ...sale(9601, 2, 1, a), ...other },
+      { ...sale(9602, 3, 1, a), quantity: 5 },
+    ]);
+    server.add(b!, [sale(9600, 4, 1, b), { ...sale(9603, 5, 1, b), marketplace: "blur" }]);
+    server.add(c!, [sale(9601, 6, 1, c)]);
+    const w = setup("contracts", {
+      rules: [
+        {
+          id: "contracts",
+          contracts: [a, b],
+          wallets: [whale],
+          side: "buyer",
+          marketplaces: ["opensea"],
+          start_block: 9600,
+          mail: { to: [{ Email: "desk@example.com" }] },
+        },
+      ],
+    });
+    const before = server.requests.length;
+    expect((await watch({ config: w.config, env: w.env, once: true })).sent).toBe(3);
+    const tokens = (await listOutbox(w.outbox)).map((m) => String(m.subject).match(/#(\d+)/)?.[1]).sort();
+    expect(tokens).toEqual(["1", "3", "4"]);
+    // One chain-wide page covers every contract of the rule.
+    expect(server.requests.slice(before).every((r) => !r.path.includes(a!) && !r.path.includes(b!))).toBe(true);
+    expect(server.requests.length - before).toBe(1);
+    const min = setup("min-quantity", {
+      rules: [
+        {
+          id: "min-quantity",
+          contracts: [a],
+          min_quantity: 2,
+          start_block: 9600,
+          mail: { to: [{ Email: "d@example.com" }] },
+        },
+      ],
+    });
+    await watch({ config: min.config, env: min.env, once: true });
+    expect((await listOutbox(min.outbox)).map((m) => String(m.subject).match(/#(\d+)/)?.[1])).toEqual(["3"]);
+  });
 });
