@@ -3,12 +3,89 @@
  * side of the record, its marketplaces, a minimum quantity. One predicate for the watch and the workflow packages'
  * triggers; the price bounds, which need the tokens worth one ETH, stay with the watch (watch/records.ts).
  */
+import { Type } from "@sinclair/typebox";
+import { ChainmailError, invalidInput, type Violation } from "../core/errors.js";
+import { checkPort, readJsonData } from "../core/validate.js";
+import { Address } from "../schemas/common.js";
 import type { TransactionRecord } from "../schemas/transactions.js";
 import { nftOf } from "./records.js";
 
 /** Which party of a record a wallet must be. */
 export const WALLET_SIDES = ["any", "buyer", "seller", "from", "to", "lister", "bidder"] as const;
 export type WalletSide = (typeof WALLET_SIDES)[number];
+
+/** Most addresses in `contracts` or `wallets`. */
+const MAX_LIST = 1000;
+
+/** The filters' fields, one schema for the watch's rules and the triggers' filters. */
+export const RECORD_FILTER_FIELDS = {
+  contracts: Type.Optional(
+    Type.Array(Address("An NFT contract"), {
+      minItems: 1,
+      maxItems: MAX_LIST,
+      uniqueItems: true,
+      description: "Only records of these NFT contracts (in a watch rule: instead of contract_address)",
+    }),
+  ),
+  wallets: Type.Optional(
+    Type.Array(Address("A wallet"), {
+      minItems: 1,
+      maxItems: MAX_LIST,
+      uniqueItems: true,
+      description: "Only records where one of these addresses is the party on `side`",
+    }),
+  ),
+  side: Type.Optional(
+    Type.Union(
+      WALLET_SIDES.map((s) => Type.Literal(s)),
+      {
+        description:
+          "With wallets: any (default), buyer, seller (sales), from, to (transfers, mints, burns, sales), lister (listings), bidder (bids)",
+      },
+    ),
+  ),
+  marketplaces: Type.Optional(
+    Type.Array(Type.String({ minLength: 1, maxLength: 64 }), {
+      minItems: 1,
+      maxItems: 50,
+      uniqueItems: true,
+      description: "Only records of these marketplaces (as the source names them: opensea, blur, seaport…)",
+    }),
+  ),
+  min_quantity: Type.Optional(
+    Type.Integer({
+      minimum: 1,
+      maximum: Number.MAX_SAFE_INTEGER,
+      description: "Only records moving at least this many tokens (a record without a quantity moves one)",
+    }),
+  ),
+};
+
+const RecordFilterSchema = Type.Object(RECORD_FILTER_FIELDS, { additionalProperties: false });
+
+/**
+ * A trigger's filter from its host's fields (untrusted): `invalid_input` naming every problem at once, each field
+ * under `field` (`filter.wallets[2]`); `side` only with wallets.
+ */
+export function parseRecordFilter(value: unknown, field = "filter"): RecordFilter {
+  const data = readJsonData(value, field);
+  const violations: Violation[] = data.violations ? [...data.violations] : [];
+  if (!data.violations) {
+    violations.push(...checkPort(field, RecordFilterSchema, data.value).violations);
+    const given = data.value as RecordFilter;
+    if (!violations.length && given.side !== undefined && given.wallets === undefined) {
+      violations.push({
+        field: `${field}.side`,
+        rule: "only with wallets",
+        message: `${field}.side is only used with wallets`,
+      });
+    }
+  }
+  if (violations.length) {
+    throw new ChainmailError("INVALID_INPUT", invalidInput(violations).error, { details: { violations } });
+  }
+  return (data as { value: unknown }).value as RecordFilter;
+}
 
 export interface RecordFilter {
   /** The record's NFT contract is one of these. */

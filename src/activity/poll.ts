@@ -15,6 +15,7 @@
 import { ChainmailError } from "../core/errors.js";
 import type { RunContext } from "../core/node.js";
 import type { TransactionRecord } from "../schemas/transactions.js";
+import { filterPasses, type RecordFilter } from "./filter.js";
 import {
   firstRecord,
   floorOfStart,
@@ -54,6 +55,8 @@ export interface ActivityCursor {
 export interface ActivityOptions {
   /** Blocks read again on every poll (and 12-second slots, for rows without a block). Default 12. */
   reorgDepth?: number | undefined;
+  /** Only records that pass it are emitted (contracts: the whole chain kept to them); the read is the same. */
+  filter?: RecordFilter | undefined;
   /** New records one poll emits at most (whole blocks); past it, the next poll goes on from there. */
   maxRecords?: number | undefined;
 }
@@ -125,7 +128,8 @@ export async function pollActivity(
       batch.records.forEach((record, i) => {
         taken.push({ key: keys[i]!, record });
         at = later(at, positionOf(record));
-        if (emits && isAfter(record, floor) && !seen.has(keys[i]!)) records.push(record);
+        if (!emits || !isAfter(record, floor) || seen.has(keys[i]!)) return;
+        if (!options.filter || filterPasses(options.filter, record)) records.push(record);
       });
       if (records.length >= maxRecords && batch.through !== undefined) {
         truncated = true;

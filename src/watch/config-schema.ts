@@ -3,13 +3,10 @@
  * README. A leaf of src/watch: the parser (config.ts), the renderer and the record filters all read it.
  */
 import { type Static, Type } from "@sinclair/typebox";
-import { WALLET_SIDES } from "../activity/filter.js";
+import { RECORD_FILTER_FIELDS } from "../activity/filter.js";
 import { Address } from "../schemas/common.js";
 
 const strict = { additionalProperties: false } as const;
-
-/** Most addresses in a rule's `contracts` or `wallets`. */
-const MAX_LIST = 1000;
 
 const Recipient = Type.Object(
   {
@@ -62,47 +59,7 @@ export const WatchRule = Type.Object(
       "x-rule": "1 to 64 letters, digits, _ or -",
     }),
     contract_address: Type.Optional(Address("Watch this NFT contract (omit for the whole chain)")),
-    contracts: Type.Optional(
-      Type.Array(Address("An NFT contract"), {
-        minItems: 1,
-        maxItems: MAX_LIST,
-        uniqueItems: true,
-        description:
-          "Watch these NFT contracts, instead of contract_address: read as one whole-chain read kept to them (index, nftport)",
-      }),
-    ),
-    wallets: Type.Optional(
-      Type.Array(Address("A wallet"), {
-        minItems: 1,
-        maxItems: MAX_LIST,
-        uniqueItems: true,
-        description: "Only records where one of these addresses is the party on `side`",
-      }),
-    ),
-    side: Type.Optional(
-      Type.Union(
-        WALLET_SIDES.map((s) => Type.Literal(s)),
-        {
-          description:
-            "With wallets: any (default), buyer, seller (sales), from, to (transfers, mints, burns, sales), lister (listings), bidder (bids)",
-        },
-      ),
-    ),
-    marketplaces: Type.Optional(
-      Type.Array(Type.String({ minLength: 1, maxLength: 64 }), {
-        minItems: 1,
-        maxItems: 50,
-        uniqueItems: true,
-        description: "Only records of these marketplaces (as the source names them: opensea, blur, seaport…)",
-      }),
-    ),
-    min_quantity: Type.Optional(
-      Type.Integer({
-        minimum: 1,
-        maximum: Number.MAX_SAFE_INTEGER,
-        description: "Only records moving at least this many tokens (a record without a quantity moves one)",
-      }),
-    ),
+    ...RECORD_FILTER_FIELDS,
     token_id: Type.Optional(
       Type.String({
         pattern: "^[0-9]{1,78}$",
