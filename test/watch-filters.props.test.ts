@@ -193,4 +193,17 @@ describe("rule filters in the watch file", () => {
       fields({ from: { Email: "w@example.com" }, rules: [{ id: "a", contracts: [addresses[1]], mail }] }, "opensea"),
     ).toEqual(["rules[0].contracts"]);
   });
+
+  it('group "transaction": only with mode each; its templates may use count, token_ids and the totals', () => {
+    const from = { Email: "w@example.com" };
+    const grouped = { id: "g", group: "transaction", mail: { ...mail, subject: "{{var:count}} {{var:token_ids}}" } };
+    expect(fields({ from, rules: [grouped] })).toEqual([]);
+    expect(fields({ from, rules: [{ ...grouped, mode: "digest", digest: { records: 2 }, mail }] })).toEqual([
+      "rules[0].group",
+    ]);
+    expect(fields({ from, rules: [{ id: "e", mail: { ...mail, subject: "{{var:token_ids}}" } }] })).toEqual([
+      "rules[0].mail.subject",
+    ]);
+    expect(fields({ from, rules: [{ ...grouped, group: "block" }] })).toEqual(["rules[0].group"]);
+  });
 });

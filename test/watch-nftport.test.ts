@@ -218,4 +218,29 @@ describe("chainmail watch on NFTPort", () => {
     await watch({ config: min.config, env: min.env, once: true });
     expect((await listOutbox(min.outbox)).map((m) => String(m.subject).match(/#(\d+)/)?.[1])).toEqual(["3"]);
   });
+
+  it('group "transaction": one email per transaction of the records the rule wants (count, every token id, total price), once', async () => {
+    const contract = "0x7d".padEnd(42, "0");
+    const sweep = [1, 2, 3].map((id) => ({ ...sale(9700, id, 0.25 * id, contract), transaction_hash: hash(97_001) }));
+    server.add(contract, [...sweep, sale(9701, 4, 1, contract), { ...sale(9702, 5, 1, contract), type: "transfer" }]);
+    const w = setup("sweeps", {
+      rules: [
+        {
+          id: "sweeps",
+          contract_address: contract,
+          start_block: 9700,
+          group: "transaction",
+          mail: { to: [{ Email: "desk@example.com" }], text: "{{var:count}}|{{var:token_ids}}|{{var:total_price}}" },
+        },
+      ],
+    });
+    expect((await watch({ config: w.config, env: w.env, once: true })).sent).toBe(2);
+    const mails = await listOutbox(w.outbox);
+    // The tokens in the order the source gives the records of one block.
+    expect(mails.map((m) => m.subject)).toEqual([
+      `sweeps: 3 sales of 0x7d00…0000 #3, #2, #1 for 1.5 ETH ($3,000) on opensea in 0x0000…${hash(97_001).slice(-4)}`,
+      `sweeps: 1 sale of 0x7d00…0000 #4 for 1 ETH ($2,000) on opensea in 0x0000…${hash(9701 * 7).slice(-4)}`,
+    ]);
+    expect((await watch({ config: w.config, env: w.env, once: true })).sent).toBe(0);
+  });
 });

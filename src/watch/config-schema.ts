@@ -90,6 +90,12 @@ export const WatchRule = Type.Object(
         description: "each: one email per record; digest: one email per rule for several records. Default each",
       }),
     ),
+    group: Type.Optional(
+      Type.Literal("transaction", {
+        description:
+          "mode each: one email per transaction for all its records the rule wants (a sweep): count, every token id, total price",
+      }),
+    ),
     digest: Type.Optional(
       Type.Object(
         {

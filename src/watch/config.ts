@@ -175,6 +175,9 @@ function modeProblems(rule: ParsedRule, at: string, mode: "each" | "digest"): Vi
       ),
     );
   }
+  if (mode === "digest" && rule.group !== undefined) {
+    out.push(violation(`${at}.group`, 'only with mode "each"', `${at}.group is only used with mode "each"`));
+  }
   if (mode === "each" && rule.digest !== undefined) {
     out.push(violation(`${at}.digest`, 'only with mode "digest"', `${at}.digest is only used with mode "digest"`));
   }
@@ -213,7 +216,7 @@ function mailProblems(rule: ParsedRule, at: string, mode: "each" | "digest", top
       : `${at}.mail.${path}`;
     out.push(violation(field, problem.rule, problem.say(field), problem.value));
   }
-  for (const problem of templateProblems(rule.mail, mode))
+  for (const problem of templateProblems(rule.mail, mode, rule.group !== undefined))
     out.push({ ...problem, field: `${at}.mail.${problem.field}` });
   return out;
 }

@@ -106,3 +106,60 @@ export function recordVariables(record: TransactionRecord, rule: string): Record
 export const RECORD_VARIABLES: readonly string[] = Object.keys(
   recordVariables({ type: "sale", transaction_date: "" } as unknown as TransactionRecord, ""),
 );
+
+/** The variables a transaction's mail (`group: "transaction"`) adds to its first record's. */
+export const GROUP_VARIABLES = ["count", "token_ids", "total_price", "total_price_usd"] as const;
+
+/** A decimal's digits without exponent notation. */
+const decimalText = (value: unknown): string | undefined => {
+  if (typeof value === "string" && /^[0-9]+(\.[0-9]+)?$/.test(value)) return value;
+  if (typeof value !== "number" || !Number.isFinite(value) || value < 0) return undefined;
+  return value.toLocaleString("en-US", { useGrouping: false, maximumFractionDigits: 20 });
+};
+
+/** The exact sum of decimal texts; undefined when one is missing. */
+function sumDecimals(texts: readonly (string | undefined)[]): string | undefined {
+  if (!texts.length || texts.some((t) => t === undefined)) return undefined;
+  const scale = Math.max(...texts.map((t) => t!.split(".")[1]?.length ?? 0));
+  const total = texts.reduce((sum, t) => {
+    const [whole, fraction = ""] = t!.split(".");
+    return sum + BigInt(whole + fraction.padEnd(scale, "0"));
+  }, 0n);
+  const digits = total.toString().padStart(scale + 1, "0");
+  const text = scale ? `${digits.slice(0, -scale)}.${digits.slice(-scale)}` : digits;
+  return scale ? text.replace(/\.?0+$/, "") : text;
+}
+
+/**
+ * The variables of one transaction's records (oldest first): the first record's, with `count`, every token id, the
+ * total price (when every record has a price in the same currency) and `summary` for all of them.
+ */
+export function groupVariables(records: readonly TransactionRecord[], rule: string): Record<string, string> {
+  const each = records.map((r) => recordVariables(r, rule));
+  const first = each[0]!;
+  const ids = [...new Set(each.map((v) => v.token_id))];
+  const oneCurrency = each.every((v) => v.currency === first.currency);
+  const priceOf = (r: TransactionRecord) => {
+    const p = (r as Loose).price_details ?? {};
+    return decimalText(p.price_exact ?? p.price);
+  };
+  const total = oneCurrency ? (sumDecimals(records.map(priceOf)) ?? "") : "";
+  const usd = sumDecimals(records.map((r) => decimalText((r as Loose).price_details?.price_usd)));
+  const totalUsd = usd === undefined ? "" : Number(usd).toFixed(2);
+  const unit = first.currency === "ETH" ? "ETH" : shortAddress(first.currency ?? "");
+  const summary = [
+    `${records.length} ${first.type}${records.length > 1 ? "s" : ""} of ${shortAddress(first.contract_address ?? "")}`,
+    ` #${ids.join(", #")}`,
+    total ? ` for ${total} ${unit}${totalUsd ? ` ($${amount(Number(totalUsd), 2)})` : ""}` : "",
+    first.marketplace ? ` on ${first.marketplace}` : "",
+    first.transaction_hash ? ` in ${shortAddress(first.transaction_hash)}` : "",
+  ].join("");
+  return {
+    ...first,
+    summary,
+    count: String(records.length),
+    token_ids: ids.join(", "),
+    total_price: total,
+    total_price_usd: totalUsd,
+  };
+}

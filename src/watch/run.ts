@@ -22,7 +22,7 @@ import {
   readRule,
 } from "./follow.js";
 import { ETH_TOKENS, later, type Position, positionOf, recordKeys, ruleWants } from "./records.js";
-import { digestMessage, eachMessage } from "./render.js";
+import { digestMessage, eachMessage, transactionMessage } from "./render.js";
 import { resolveMails, type SendContext, sendMails } from "./send.js";
 import type { Mail, MailResult, RuleState, WatchStore } from "./store.js";
 
@@ -303,9 +303,11 @@ export class WatchRun {
    * digest. `more`: records are left that may be due now.
    */
   private async claim(rule: Rule, room: number): Promise<{ mails: Mail[]; more: boolean }> {
-    let intents: { mail: Mail; keys: string[] }[];
+    let intents: Intent[];
     let more: boolean;
-    if (rule.mode === "each") {
+    if (rule.mode === "each" && rule.group === "transaction") {
+      ({ intents, more } = await this.transactionIntents(rule, room));
+    } else if (rule.mode === "each") {
       const queued = await this.store.queued(rule.id, room + 1);
       more = queued.length > room;
       intents = queued.slice(0, room).map((q) => {
@@ -335,6 +337,36 @@ export class WatchRun {
     }
     if (intents.length) await this.store.journal(rule.id, intents);
     return { mails: intents.map((i) => i.mail), more };
+  }
+
+  /**
+   * `group: "transaction"`: one intent per transaction of the oldest queued records (at most `room`), carrying the
+   * keys of all its records, so the journal takes them together or not at all. A transaction is taken in one read
+   * (reads cover whole blocks), so its records are queued together; the last one read here may go on past the
+   * records looked at, and waits unless it is the only one.
+   */
+  private async transactionIntents(rule: Rule, room: number): Promise<{ intents: Intent[]; more: boolean }> {
+    const queued = await this.store.queued(rule.id, DIGEST_MAX_RECORDS + 1);
+    const groups = new Map<string, typeof queued>();
+    for (const q of queued) {
+      const hash = (q.record as { transaction_hash?: unknown }).transaction_hash;
+      const id = typeof hash === "string" && hash ? hash.toLowerCase() : `key:${q.key}`;
+      groups.set(id, [...(groups.get(id) ?? []), q]);
+    }
+    const all = [...groups.values()];
+    const cut = queued.length > DIGEST_MAX_RECORDS && all.length > 1 ? all.slice(0, -1) : all;
+    const taken = cut.slice(0, room);
+    const intents = taken.map((group) => {
+      const keys = group.map((q) => q.key);
+      const customId = customIdOf(rule.id, keys);
+      const message = transactionMessage(
+        rule,
+        group.map((q) => q.record),
+        customId,
+      );
+      return { mail: mailOf(rule, customId, message), keys };
+    });
+    return { intents, more: all.length > taken.length || queued.length > DIGEST_MAX_RECORDS };
   }
 
   /** Sends new intents and the retries due in one email-send run, then settles them. */
@@ -381,6 +413,12 @@ export class WatchRun {
       logger.warn({ ...fields, error: errorText(result.result) }, "the email was not sent; it is sent again later");
     }
   }
+}
+
+/** An email to journal and the keys of the records it carries. */
+interface Intent {
+  mail: Mail;
+  keys: string[];
 }
 
 function mailOf(rule: Rule, customId: string, message: EmailMessage): Mail {
