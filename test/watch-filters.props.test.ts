@@ -206,4 +206,15 @@ describe("rule filters in the watch file", () => {
     ]);
     expect(fields({ from, rules: [{ ...grouped, group: "block" }] })).toEqual(["rules[0].group"]);
   });
+
+  it("confirmations: 0 to 64, counted on the own index's head", () => {
+    const from = { Email: "w@example.com" };
+    expect(fields({ from, rules: [{ id: "c", confirmations: 12, mail }] }, "index")).toEqual([]);
+    expect(fields({ from, rules: [{ id: "c", confirmations: 65, mail }] }, "index")).toEqual([
+      "rules[0].confirmations",
+    ]);
+    expect(fields({ from, rules: [{ id: "c", confirmations: 3, mail }] }, "nftport")).toEqual([
+      "rules[0].confirmations",
+    ]);
+  });
 });

@@ -90,6 +90,14 @@ export const WatchRule = Type.Object(
         description: "each: one email per record; digest: one email per rule for several records. Default each",
       }),
     ),
+    confirmations: Type.Optional(
+      Type.Integer({
+        minimum: 0,
+        maximum: 64,
+        description:
+          "Mail a record only once this many blocks are on top of it (the own index's head); default 0. index and index+opensea",
+      }),
+    ),
     group: Type.Optional(
       Type.Literal("transaction", {
         description:

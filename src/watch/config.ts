@@ -109,6 +109,16 @@ function readProblems(rule: ParsedRule, at: string, source: WatchSource): Violat
   if (rule.side !== undefined && rule.wallets === undefined) {
     out.push(violation(`${at}.side`, "only with wallets", `${at}.side is only used with wallets`, rule.side));
   }
+  if (rule.confirmations && source !== "index" && source !== "index+opensea") {
+    out.push(
+      violation(
+        `${at}.confirmations`,
+        "only with source index or index+opensea",
+        `${at}.confirmations is invalid with source ${source}: blocks on top are counted from the own index's head (use index or index+opensea)`,
+        rule.confirmations,
+      ),
+    );
+  }
   const orderBook = (rule.type ?? []).filter((t) => t === "bid" || t === "list");
   if (orderBook.length && retrieverKind(rule) !== "by-contract") {
     out.push(

@@ -24,7 +24,7 @@ import {
 import { ETH_TOKENS, later, type Position, positionOf, recordKeys, ruleWants } from "./records.js";
 import { digestMessage, eachMessage, transactionMessage } from "./render.js";
 import { resolveMails, type SendContext, sendMails } from "./send.js";
-import type { Mail, MailResult, RuleState, WatchStore } from "./store.js";
+import type { Mail, MailResult, RuleState, StoredRecord, WatchStore } from "./store.js";
 
 /** A digest carries at most this many records; more wait for the next one. */
 const DIGEST_MAX_RECORDS = 500;
@@ -92,6 +92,8 @@ export class WatchRun {
   /** Where each rule's last poll read, by rule id. */
   readonly reads = new Map<string, RuleRead>();
   private sendFailures = 0;
+  /** The own index's head at this tick's sends, when a rule waits for confirmations. */
+  private head: number | undefined;
   private sendHoldOff = 0;
 
   constructor(
@@ -276,6 +278,7 @@ export class WatchRun {
    * retries that are due), until nothing more is due. While sends fail (surely not sent), new records wait queued.
    */
   private async mailQueued(): Promise<void> {
+    this.head = this.watchConfig.rules.some((r) => r.confirmations) ? await this.indexHead() : undefined;
     let retries = Date.now() >= this.sendHoldOff ? await this.store.mails(["retry"], SEND_BATCH) : [];
     for (;;) {
       if (this.ctx.follow.signal?.aborted || Date.now() < this.sendHoldOff) return;
@@ -305,10 +308,11 @@ export class WatchRun {
   private async claim(rule: Rule, room: number): Promise<{ mails: Mail[]; more: boolean }> {
     let intents: Intent[];
     let more: boolean;
+    const confirmed = this.confirmedOf(rule);
     if (rule.mode === "each" && rule.group === "transaction") {
       ({ intents, more } = await this.transactionIntents(rule, room));
     } else if (rule.mode === "each") {
-      const queued = await this.store.queued(rule.id, room + 1);
+      const queued = confirmed(await this.store.queued(rule.id, room + 1));
       more = queued.length > room;
       intents = queued.slice(0, room).map((q) => {
         const customId = customIdOf(rule.id, [q.key]);
@@ -316,7 +320,9 @@ export class WatchRun {
       });
     } else {
       // Enough to see the record threshold, and one more to know whether a full digest leaves some over.
-      const queued = await this.store.queued(rule.id, Math.max(DIGEST_MAX_RECORDS, rule.digest?.records ?? 0) + 1);
+      const queued = confirmed(
+        await this.store.queued(rule.id, Math.max(DIGEST_MAX_RECORDS, rule.digest?.records ?? 0) + 1),
+      );
       if (!queued.length) return { mails: [], more: false };
       const state = await this.store.ruleState(rule.id);
       // No start on record (what a full digest left over, a record back after a reorg): it has waited long enough.
@@ -346,7 +352,7 @@ export class WatchRun {
    * records looked at, and waits unless it is the only one.
    */
   private async transactionIntents(rule: Rule, room: number): Promise<{ intents: Intent[]; more: boolean }> {
-    const queued = await this.store.queued(rule.id, DIGEST_MAX_RECORDS + 1);
+    const queued = this.confirmedOf(rule)(await this.store.queued(rule.id, DIGEST_MAX_RECORDS + 1));
     const groups = new Map<string, typeof queued>();
     for (const q of queued) {
       const hash = (q.record as { transaction_hash?: unknown }).transaction_hash;
@@ -367,6 +373,30 @@ export class WatchRun {
       return { mail: mailOf(rule, customId, message), keys };
     });
     return { intents, more: all.length > taken.length || queued.length > DIGEST_MAX_RECORDS };
+  }
+
+  /**
+   * The oldest queued records up to the first one not yet `confirmations` blocks deep (records without a block, bids
+   * and listings, do not wait); none while the index has no head.
+   */
+  private confirmedOf(rule: Rule): (queued: StoredRecord[]) => StoredRecord[] {
+    const depth = rule.confirmations ?? 0;
+    if (!depth) return (queued) => queued;
+    const head = this.head;
+    return (queued) => {
+      const waiting = queued.findIndex(
+        (q) => q.position.block !== undefined && (head === undefined || q.position.block + depth > head),
+      );
+      return waiting === -1 ? queued : queued.slice(0, waiting);
+    };
+  }
+
+  /** The chain head the own index's writer last saw (undefined: none yet, or no index). */
+  private async indexHead(): Promise<number | undefined> {
+    const { indexStatus } = await import("../sources/index/source.js");
+    const status = await indexStatus(this.ctx.follow.config).catch(() => undefined);
+    const known = [status?.headBlock, status?.lastBlock].filter((b): b is number => typeof b === "number");
+    return known.length ? Math.max(...known) : undefined;
   }
 
   /** Sends new intents and the retries due in one email-send run, then settles them. */
