@@ -5,6 +5,7 @@
  */
 import fc from "fast-check";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { parseRecordFilter } from "../src/activity/filter.js";
 import {
   type ActivityCursor,
   type ActivityTarget,
@@ -116,6 +117,40 @@ describe("pollActivity", () => {
     expect(moved.records.map((r) => (r as Rec).block_number)).toEqual([2151]);
   });
 
+  it("a contract with a start block: everything from it on is new on the first poll, nothing before it ever", async () => {
+    const contract = "0x7777777777777777777777777777777777777777";
+    server.add(
+      contract,
+      [3000, 3001, 3002, 3003].map((block) => ({ ...transfer(block, "1"), contract_address: contract })),
+    );
+    const target: ActivityTarget = { kind: "contract", contract_address: contract, start_block: 3002 };
+    const first = await pollActivity(target, undefined, ctx);
+    expect(first.records.map((r) => (r as Rec).block_number)).toEqual([3002, 3003]);
+    // Late records before the start, inside the window the next polls read again, and one after it.
+    const late = [2995, 3001, 3004].map((block) => ({ ...transfer(block, "2", 1), contract_address: contract }));
+    server.add(contract, late);
+    const polls = [first];
+    for (let i = 0; i < 3; i++) polls.push(await pollActivity(target, kept(polls.at(-1)!.cursor), ctx));
+    expect(polls.slice(1).map((p) => p.records.map((r) => (r as Rec).block_number))).toEqual([[3004], [], []]);
+  });
+
+  it("a filter keeps the emitted records to its contracts, wallets and quantity; the cursor reads the same", async () => {
+    const [kept1, other] = ["0x7e", "0x7f"].map((p) => p.padEnd(42, "0"));
+    const at = (block: number, contract: string, to: string, quantity = 1) => ({
+      ...transfer(block, "1"),
+      contract_address: contract,
+      transfer_to: to.padEnd(42, "0"),
+      quantity,
+    });
+    server.add(kept1!, [at(4000, kept1!, "0xc1"), at(4001, kept1!, "0xc2"), at(4002, kept1!, "0xc1", 3)]);
+    server.add(other!, [at(4000, other!, "0xc1")]);
+    const target: ActivityTarget = { kind: "chain", start_block: 4000 };
+    const filter = { contracts: [kept1!], wallets: ["0xc1".padEnd(42, "0")], side: "to" as const, min_quantity: 2 };
+    const first = await pollActivity(target, undefined, ctx, { filter });
+    expect(first.records.map((r) => (r as Rec).block_number)).toEqual([4002]);
+    expect((await pollActivity(target, kept(first.cursor), ctx, { filter })).records).toEqual([]);
+  });
+
   it("the whole chain without a start block is invalid_input naming start_block", async () => {
     await expect(pollActivity({ kind: "chain" }, undefined, ctx)).rejects.toMatchObject({
       code: "invalid_input",
@@ -128,6 +163,36 @@ describe("pollActivity", () => {
     await expect(pollActivity({ kind: "contract", contract_address: CONTRACT }, undefined, bad)).rejects.toMatchObject({
       code: "upstream_auth",
     });
+  });
+});
+
+describe("parseRecordFilter: a trigger's filter from its host's fields", () => {
+  it("names every bad field at once", () => {
+    let error: unknown;
+    try {
+      parseRecordFilter({ contracts: ["0x1"], wallets: [], side: "owner", min_quantity: 0, extra: 1 });
+    } catch (err) {
+      error = err;
+    }
+    expect(error).toMatchObject({ code: "invalid_input" });
+    const fields = (error as { details: { violations: { field: string }[] } }).details.violations.map((v) => v.field);
+    expect(fields.sort()).toEqual(
+      ["filter.extra", "filter.contracts[0]", "filter.wallets", "filter.side", "filter.min_quantity"].sort(),
+    );
+    expect(() => parseRecordFilter({ side: "buyer" })).toThrow(/filter.side is only used with wallets/);
+  });
+
+  it("never throws anything but invalid_input, whatever it is given", () => {
+    fc.assert(
+      fc.property(fc.anything({ maxDepth: 4 }), (given) => {
+        try {
+          parseRecordFilter(given);
+        } catch (err) {
+          expect(err).toMatchObject({ code: "invalid_input" });
+        }
+      }),
+      { numRuns: 300, seed: 33 },
+    );
   });
 });
 

@@ -13,7 +13,7 @@ import { indexChain } from "../src/sources/index/indexer.js";
 import { listOutbox } from "../src/transports/outbox/store.js";
 import { openWatchStore } from "../src/watch/db-store.js";
 import { runCli } from "./helpers.js";
-import { type Anvil, installEmitters, startAnvil } from "./index-helpers.js";
+import { type Anvil, address, installEmitters, startAnvil, transferBatch } from "./index-helpers.js";
 import { API_KEY, type MailjetServer, SECRET_KEY, startMailjet } from "./upstreams/mailjet.js";
 import { type SmtpTestServer, startSmtp } from "./upstreams/smtp.js";
 import { NFT, SEAPORT, sell, sellMany } from "./watch-helpers.js";
@@ -169,6 +169,49 @@ describe("chainmail watch killed between send and bookkeeping", () => {
     expect(unknown).toHaveLength(1);
     expect(mailjet.deliveredTo.get("mailjet-unsent@example.com")).toBeUndefined();
     expect(await s.mailStates()).toEqual(["unknown"]);
+  });
+});
+
+describe('group "transaction": a sweep is one email across crashes', () => {
+  const sweep = async (ids: number[]) =>
+    transferBatch(
+      anvil,
+      NFT,
+      address(0xa11ce),
+      address(0xb0b),
+      ids,
+      ids.map(() => 1),
+    );
+  const rule = { type: ["transfer"], group: "transaction" };
+
+  it("killed past the send: the restart finds the sweep's email and sends nothing again", async () => {
+    const outbox = join(dir, "sweep-sent");
+    const s = scenario("sweep-sent", { EMAIL_TRANSPORT: "outbox", OUTBOX_DIR: outbox }, rule);
+    await s.run();
+    await sweep([501, 502, 503]);
+    expect((await s.run("sent")).code).toBeNull();
+    await s.run();
+    await s.run();
+    const mails = await listOutbox(outbox);
+    expect(mails.map((m) => m.subject)).toEqual([expect.stringMatching(/: 3 transfers of \S+ #501, #502, #503 in /)]);
+    expect(await s.mailStates()).toEqual(["sent"]);
+  });
+
+  it("killed before the send: the restart sends the sweep's email, once", async () => {
+    const outbox = join(dir, "sweep-journalled");
+    const s = scenario("sweep-journalled", { EMAIL_TRANSPORT: "outbox", OUTBOX_DIR: outbox }, rule);
+    await s.run();
+    await sweep([601, 602]);
+    await sweep([603]);
+    expect((await s.run("journalled")).code).toBeNull();
+    expect(await listOutbox(outbox)).toHaveLength(0);
+    for (let i = 0; i < 3; i++) await s.run();
+    const subjects = (await listOutbox(outbox)).map((m) => String(m.subject)).sort();
+    expect(subjects).toEqual([
+      expect.stringMatching(/: 1 transfer of \S+ #603 in /),
+      expect.stringMatching(/: 2 transfers of \S+ #601, #602 in /),
+    ]);
+    expect(await s.mailStates()).toEqual(["sent", "sent"]);
   });
 });
 

@@ -150,4 +150,97 @@ describe("chainmail watch on NFTPort", () => {
     for (const t of after) expect(after.filter((u) => u >= t && u < t + 1000).length).toBeLessThanOrEqual(11);
     expect(after.length).toBeLessThanOrEqual(11);
   });
+
+  it("nothing before a rule's start block is ever mailed, late records in the re-read window included (by contract and chain-wide)", async () => {
+    const contract = "0x6666666666666666666666666666666666666666";
+    server.add(
+      contract,
+      Array.from({ length: 11 }, (_, i) => sale(9000 + i, 900 + i, 1, contract)),
+    );
+    const mail = { to: [{ Email: "desk@example.com" }] };
+    const w = setup("start-bound", {
+      rules: [
+        { id: "contract", contract_address: contract, start_block: 9008, mail },
+        { id: "chain", start_block: 9008, mail },
+      ],
+    });
+    const tokens = async () => (await listOutbox(w.outbox)).map((m) => String(m.subject).match(/#(\d+)/)?.[1]).sort();
+    expect((await watch({ config: w.config, env: w.env, once: true })).sent).toBe(6);
+    expect(await tokens()).toEqual(["908", "908", "909", "909", "910", "910"]);
+    // Late records of blocks before the start (within 12 blocks of the newest: read again), and one after it.
+    server.add(contract, [sale(9005, 805, 1, contract), sale(9007, 807, 1, contract), sale(9011, 911, 1, contract)]);
+    for (let poll = 0; poll < 3; poll++) await watch({ config: w.config, env: w.env, once: true });
+    expect(await tokens()).toEqual(["908", "908", "909", "909", "910", "910", "911", "911"]);
+  });
+
+  it("a rule over several contracts reads the chain once per poll, kept to its contracts, wallets, marketplaces and quantity", async () => {
+    const [a, b, c] = ["0x7a", "0x7b", "0x7c"].map((p) => p.padEnd(42, "0"));
+    const whale = "0x00000000000000000000000000000000000000b0";
+    const other = { buyer_address: "0x00000000000000000000000000000000000000c0" };
+    server.add(a!, [
+      sale(9600, 1, 1, a),
+      { ...sale(9601, 2, 1, a), ...other },
+      { ...sale(9602, 3, 1, a), quantity: 5 },
+    ]);
+    server.add(b!, [sale(9600, 4, 1, b), { ...sale(9603, 5, 1, b), marketplace: "blur" }]);
+    server.add(c!, [sale(9601, 6, 1, c)]);
+    const w = setup("contracts", {
+      rules: [
+        {
+          id: "contracts",
+          contracts: [a, b],
+          wallets: [whale],
+          side: "buyer",
+          marketplaces: ["opensea"],
+          start_block: 9600,
+          mail: { to: [{ Email: "desk@example.com" }] },
+        },
+      ],
+    });
+    const before = server.requests.length;
+    expect((await watch({ config: w.config, env: w.env, once: true })).sent).toBe(3);
+    const tokens = (await listOutbox(w.outbox)).map((m) => String(m.subject).match(/#(\d+)/)?.[1]).sort();
+    expect(tokens).toEqual(["1", "3", "4"]);
+    // One chain-wide page covers every contract of the rule.
+    expect(server.requests.slice(before).every((r) => !r.path.includes(a!) && !r.path.includes(b!))).toBe(true);
+    expect(server.requests.length - before).toBe(1);
+    const min = setup("min-quantity", {
+      rules: [
+        {
+          id: "min-quantity",
+          contracts: [a],
+          min_quantity: 2,
+          start_block: 9600,
+          mail: { to: [{ Email: "d@example.com" }] },
+        },
+      ],
+    });
+    await watch({ config: min.config, env: min.env, once: true });
+    expect((await listOutbox(min.outbox)).map((m) => String(m.subject).match(/#(\d+)/)?.[1])).toEqual(["3"]);
+  });
+
+  it('group "transaction": one email per transaction of the records the rule wants (count, every token id, total price), once', async () => {
+    const contract = "0x7d".padEnd(42, "0");
+    const sweep = [1, 2, 3].map((id) => ({ ...sale(9700, id, 0.25 * id, contract), transaction_hash: hash(97_001) }));
+    server.add(contract, [...sweep, sale(9701, 4, 1, contract), { ...sale(9702, 5, 1, contract), type: "transfer" }]);
+    const w = setup("sweeps", {
+      rules: [
+        {
+          id: "sweeps",
+          contract_address: contract,
+          start_block: 9700,
+          group: "transaction",
+          mail: { to: [{ Email: "desk@example.com" }], text: "{{var:count}}|{{var:token_ids}}|{{var:total_price}}" },
+        },
+      ],
+    });
+    expect((await watch({ config: w.config, env: w.env, once: true })).sent).toBe(2);
+    const mails = await listOutbox(w.outbox);
+    // The tokens in the order the source gives the records of one block.
+    expect(mails.map((m) => m.subject)).toEqual([
+      `sweeps: 3 sales of 0x7d00…0000 #3, #2, #1 for 1.5 ETH ($3,000) on opensea in 0x0000…${hash(97_001).slice(-4)}`,
+      `sweeps: 1 sale of 0x7d00…0000 #4 for 1 ETH ($2,000) on opensea in 0x0000…${hash(9701 * 7).slice(-4)}`,
+    ]);
+    expect((await watch({ config: w.config, env: w.env, once: true })).sent).toBe(0);
+  });
 });

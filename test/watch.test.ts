@@ -109,6 +109,22 @@ describe("chainmail watch on the own index", () => {
     await store.close();
   });
 
+  it("confirmations: a sale is mailed only once that many blocks are on top of it, then once", async () => {
+    const w = await setup("confirmations", [saleRule("deep", { confirmations: 2 })]);
+    await w.step();
+    const sale = await sell(anvil, 40, 1000);
+    expect((await w.step()).sent).toBe(0); // the head is the sale's block: none on top
+    await anvil.rpc("evm_mine");
+    expect((await w.step()).sent).toBe(0); // one on top
+    await anvil.rpc("evm_mine");
+    expect((await w.step()).sent).toBe(1); // two on top
+    expect((await listOutbox(w.outbox)).map((m) => m.subject)).toEqual([
+      expect.stringContaining(`block ${sale.blockNumber}`),
+    ]);
+    await anvil.rpc("evm_mine");
+    expect((await w.step()).sent).toBe(0);
+  });
+
   it("sends a digest when enough records are in, listing each", async () => {
     const w = await setup("digest", [
       saleRule("digest", { mode: "digest", digest: { records: 3 }, mail: { to: [{ Email: "desk@example.com" }] } }),

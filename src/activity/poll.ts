@@ -1,27 +1,44 @@
 /**
  * New activity of a contract, a token or the whole chain, each record once: what the workflow packages' activity
  * trigger (Node-RED) and polling trigger (n8n) call on every poll, keeping the cursor it returns wherever their
- * host keeps state (a file, the workflow's static data).
+ * host keeps state (a file, the workflow's static data). It reads through the one reader of new records
+ * (reader.ts), the watch's too: its window rule and its paging.
  *
  * The cursor is plain JSON: where the newest record read sits, and the keys (records.ts) of the records within
  * `reorgDepth` blocks of it. Each poll reads back to that window again, so a record re-mined after a reorg or
  * arriving late in a block already read is seen, and the keys keep the ones already emitted from coming twice.
- * By contract and by token the upstream answers newest first: a poll pages down to the window. The whole chain
- * answers oldest first: a poll starts at the window's first block and pages up to the end.
  *
- * The first poll of a contract or a token emits nothing: it notes where the activity stands, so that only what
- * appears afterwards is new. The whole chain starts at `start_block`: everything from there on is new.
+ * Where a target starts: with a start block, everything from that block on is new and nothing before it ever is
+ * (the re-read window included); the whole chain needs one. Without, the first poll of a contract or a token emits
+ * nothing: it notes where the activity stands, so that only what appears afterwards is new.
  */
 import { ChainmailError } from "../core/errors.js";
 import type { RunContext } from "../core/node.js";
-import { pagesWith } from "../core/paginate.js";
-import { nftTransactionsByContract, nftTransactionsByToken, nftTransactionsOnChain } from "../nodes/index.js";
 import type { TransactionRecord } from "../schemas/transactions.js";
-import { type Position, positionOf, recordKeys } from "./records.js";
+import { filterPasses, type RecordFilter } from "./filter.js";
+import {
+  firstRecord,
+  floorOfStart,
+  horizonOf,
+  isAfter,
+  isBefore,
+  NO_FLOOR,
+  PagesMoved,
+  type ReaderContext,
+  type ReadTarget,
+  readBatches,
+} from "./reader.js";
+import { later, type Position, positionOf, recordKeys } from "./records.js";
 
 export type ActivityTarget =
-  | { kind: "contract"; contract_address: string; type?: string[] | undefined }
-  | { kind: "token"; contract_address: string; token_id: string; type?: string[] | undefined }
+  | { kind: "contract"; contract_address: string; type?: string[] | undefined; start_block?: number | undefined }
+  | {
+      kind: "token";
+      contract_address: string;
+      token_id: string;
+      type?: string[] | undefined;
+      start_block?: number | undefined;
+    }
   | { kind: "chain"; type?: string[] | undefined; start_block?: number | undefined };
 
 export const ACTIVITY_KINDS = ["contract", "token", "chain"] as const;
@@ -33,14 +50,14 @@ export interface ActivityCursor {
   at?: Position | undefined;
   /** Keys of the records within the reorg window of `at`: taken already. */
   seen: string[];
-  /** The whole chain before its first record: the block to read from. */
-  from_block?: number | undefined;
 }
 
 export interface ActivityOptions {
   /** Blocks read again on every poll (and 12-second slots, for rows without a block). Default 12. */
   reorgDepth?: number | undefined;
-  /** Records one poll reads at most; past it the whole chain goes on next poll, newest-first kinds skip ahead. */
+  /** Only records that pass it are emitted (contracts: the whole chain kept to them); the read is the same. */
+  filter?: RecordFilter | undefined;
+  /** New records one poll emits at most (whole blocks); past it, the next poll goes on from there. */
   maxRecords?: number | undefined;
 }
 
@@ -48,11 +65,10 @@ export interface ActivityPoll {
   /** New records, oldest first. */
   records: TransactionRecord[];
   cursor: ActivityCursor;
-  /** More was new than `maxRecords`: by contract or token the oldest of it was skipped. */
+  /** More was new than `maxRecords`: the rest comes on the next poll. */
   truncated: boolean;
 }
 
-const SECONDS_PER_BLOCK = 12;
 const PAGE_SIZE = 50;
 
 /**
@@ -90,117 +106,66 @@ export async function pollActivity(
   const maxRecords = options.maxRecords ?? 10_000;
   const key = targetKey(target);
   const current = cursor?.target === key ? cursor : undefined;
-  if (target.kind === "chain") return pollChain(target, current, ctx, key, reorgDepth, maxRecords);
-
-  const node = target.kind === "token" ? nftTransactionsByToken : nftTransactionsByContract;
-  const query = {
-    contract_address: target.contract_address,
-    ...(target.kind === "token" ? { token_id: target.token_id } : {}),
-    ...(target.type ? { type: target.type } : {}),
-    page_size: PAGE_SIZE,
-  };
-  // The first poll reads down to the window of the newest record: its keys are what the next poll must skip.
-  let window = current?.at ? windowStart(current.at, reorgDepth) : undefined;
-  const read: TransactionRecord[] = [];
-  let truncated = false;
-  for await (const page of pagesWith<TransactionRecord>(node, { query }, {}, ctx)) {
-    if (!window && page.transactions.length) window = windowStart(positionOf(page.transactions[0]!), reorgDepth);
-    const reached = window;
-    const below = reached ? page.transactions.findIndex((r) => isBefore(r, reached)) : -1;
-    read.push(...(below === -1 ? page.transactions : page.transactions.slice(0, below)));
-    if (below !== -1) break;
-    if (read.length >= maxRecords) {
-      truncated = true;
-      break;
-    }
+  const read: ReadTarget = readTargetOf(target);
+  const reader: ReaderContext = { run: ctx, pageSize: PAGE_SIZE };
+  const floor = target.start_block === undefined ? NO_FLOOR : floorOfStart(target.start_block);
+  if (target.kind === "chain" && target.start_block === undefined) throw startBlockRequired();
+  // Without a start block, the first poll only notes where the activity stands: the window of the newest record.
+  const emits = current !== undefined || target.start_block !== undefined;
+  let at = current?.at;
+  if (!emits) {
+    const newest = await firstRecord(read, reader);
+    if (!newest) return { records: [], cursor: { target: key, seen: [] }, truncated: false };
+    at = positionOf(newest);
   }
-  const oldestFirst = read.reverse();
-  return settle(oldestFirst, current, key, reorgDepth, truncated);
-}
-
-async function pollChain(
-  target: ActivityTarget & { kind: "chain" },
-  current: ActivityCursor | undefined,
-  ctx: RunContext,
-  key: string,
-  reorgDepth: number,
-  maxRecords: number,
-): Promise<ActivityPoll> {
-  const resume = current?.at?.block !== undefined ? windowStart(current.at, reorgDepth).block : current?.from_block;
-  // The start block bounds every read, the re-read window included: nothing before it is ever new.
-  const start = target.start_block;
-  const from = resume === undefined ? start : start === undefined ? resume : Math.max(resume, start);
-  if (from === undefined) {
-    throw new ChainmailError("INVALID_INPUT", "Following the whole chain needs a start block.", {
-      hint: "Set the start block: activity from that block on is new.",
-      details: {
-        violations: [
-          {
-            field: "start_block",
-            rule: "required for the whole chain",
-            message: "start_block is required to follow the whole chain",
-          },
-        ],
-      },
-    });
-  }
-  const query = { ...(target.type ? { type: target.type } : {}), from_block: from, page_size: PAGE_SIZE };
-  const read: TransactionRecord[] = [];
-  let truncated = false;
-  for await (const page of pagesWith<TransactionRecord>(nftTransactionsOnChain, { query }, {}, ctx)) {
-    // An upstream that answers a record before `from_block` does not get it through.
-    read.push(...page.transactions.filter((r) => !isBefore(r, { block: from, date: "" })));
-    if (read.length >= maxRecords && page.continuation) {
-      // Whole blocks only: the last block may go on in the next page; the next poll reads it again.
-      const last = positionOf(read[read.length - 1]!).block;
-      while (read.length > 1 && positionOf(read[read.length - 1]!).block === last) read.pop();
-      truncated = true;
-      break;
-    }
-  }
-  if (!current) {
-    // The first poll: everything from the start block on is new, up to the end.
-    const cursor: ActivityCursor = { target: key, seen: [], from_block: from };
-    return settle(read, cursor, key, reorgDepth, truncated);
-  }
-  return settle(read, current, key, reorgDepth, truncated);
-}
-
-/** New records (keys not seen) and the cursor after them. `read` is oldest first and covers the whole window. */
-function settle(
-  read: TransactionRecord[],
-  current: ActivityCursor | undefined,
-  key: string,
-  reorgDepth: number,
-  truncated: boolean,
-): ActivityPoll {
-  const keys = recordKeys(read);
-  const newest = read.length ? positionOf(read[read.length - 1]!) : current?.at;
-  const window = newest ? windowStart(newest, reorgDepth) : undefined;
   const seen = new Set(current?.seen ?? []);
-  const records = current ? read.filter((_, i) => !seen.has(keys[i]!)) : [];
-  const cursor: ActivityCursor = {
-    target: key,
-    at: newest,
-    seen: keys.filter((_, i) => window !== undefined && !isBefore(read[i]!, window)),
-  };
-  if (!newest && current?.from_block !== undefined) cursor.from_block = current.from_block;
-  return { records, cursor, truncated };
+  const records: TransactionRecord[] = [];
+  const taken: { key: string; record: TransactionRecord }[] = [];
+  let truncated = false;
+  try {
+    for await (const batch of readBatches(read, horizonOf(floor, at, reorgDepth), reader)) {
+      const keys = recordKeys(batch.records);
+      batch.records.forEach((record, i) => {
+        taken.push({ key: keys[i]!, record });
+        at = later(at, positionOf(record));
+        if (!emits || !isAfter(record, floor) || seen.has(keys[i]!)) return;
+        if (!options.filter || filterPasses(options.filter, record)) records.push(record);
+      });
+      if (records.length >= maxRecords && batch.through !== undefined) {
+        truncated = true;
+        break;
+      }
+    }
+  } catch (err) {
+    // A long read whose pages moved: what was read so far stands, the next poll goes on from there.
+    if (!(err instanceof PagesMoved)) throw err;
+  }
+  // What the next poll reads again, and so must know as taken: the window of the newest record read.
+  const window = horizonOf(floor, at, reorgDepth);
+  const kept = taken.filter((t) => !isBefore(t.record, window)).map((t) => t.key);
+  return { records, cursor: { target: key, at, seen: kept }, truncated };
 }
 
-interface Window {
-  block: number;
-  date: string;
+function readTargetOf(target: ActivityTarget): ReadTarget {
+  const type = target.type;
+  if (target.kind === "chain") return { kind: "on-chain", type };
+  const { contract_address } = target;
+  return target.kind === "token"
+    ? { kind: "by-token", contract_address, token_id: target.token_id, type }
+    : { kind: "by-contract", contract_address, type };
 }
 
-/** The oldest point a poll reads again: `reorgDepth` blocks (or that many slots) before `at`. */
-function windowStart(at: Position, reorgDepth: number): Window {
-  const back = new Date(Date.parse(`${at.date}Z`) - reorgDepth * SECONDS_PER_BLOCK * 1000);
-  const date = Number.isNaN(back.getTime()) ? "" : back.toISOString().slice(0, 19);
-  return { block: at.block === undefined ? Number.NEGATIVE_INFINITY : Math.max(0, at.block - reorgDepth), date };
-}
-
-function isBefore(record: TransactionRecord, window: Window): boolean {
-  const { block, date } = positionOf(record);
-  return block !== undefined && Number.isFinite(window.block) ? block < window.block : date < window.date;
+function startBlockRequired(): ChainmailError {
+  return new ChainmailError("INVALID_INPUT", "Following the whole chain needs a start block.", {
+    hint: "Set the start block: activity from that block on is new.",
+    details: {
+      violations: [
+        {
+          field: "start_block",
+          rule: "required for the whole chain",
+          message: "start_block is required to follow the whole chain",
+        },
+      ],
+    },
+  });
 }

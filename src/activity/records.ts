@@ -90,3 +90,16 @@ export function recordKeys(records: readonly TransactionRecord[]): string[] {
     return n === 1 ? id : `${id}.${n}`;
   });
 }
+
+/**
+ * The later of two read positions, block and date each: a read that mixes records with a block (on-chain) and
+ * without (bids and listings) keeps the newest of each, so that neither kind's horizon stays behind.
+ */
+export function later(a: Position | undefined, b: Position | undefined): Position | undefined {
+  if (!a) return b;
+  if (!b) return a;
+  const block = a.block === undefined ? b.block : b.block === undefined ? a.block : Math.max(a.block, b.block);
+  // Dates are strings in one format: their order is the text's (Math.max would make numbers of them).
+  const date = [a.date, b.date].sort()[1]!;
+  return block === a.block && date === a.date ? a : { block, date };
+}

@@ -3,6 +3,7 @@
  * README. A leaf of src/watch: the parser (config.ts), the renderer and the record filters all read it.
  */
 import { type Static, Type } from "@sinclair/typebox";
+import { RECORD_FILTER_FIELDS } from "../activity/filter.js";
 import { Address } from "../schemas/common.js";
 
 const strict = { additionalProperties: false } as const;
@@ -58,6 +59,7 @@ export const WatchRule = Type.Object(
       "x-rule": "1 to 64 letters, digits, _ or -",
     }),
     contract_address: Type.Optional(Address("Watch this NFT contract (omit for the whole chain)")),
+    ...RECORD_FILTER_FIELDS,
     token_id: Type.Optional(
       Type.String({
         pattern: "^[0-9]{1,78}$",
@@ -86,6 +88,20 @@ export const WatchRule = Type.Object(
     mode: Type.Optional(
       Type.Union([Type.Literal("each"), Type.Literal("digest")], {
         description: "each: one email per record; digest: one email per rule for several records. Default each",
+      }),
+    ),
+    confirmations: Type.Optional(
+      Type.Integer({
+        minimum: 0,
+        maximum: 64,
+        description:
+          "Mail a record only once this many blocks are on top of it (the own index's head); default 0. index and index+opensea",
+      }),
+    ),
+    group: Type.Optional(
+      Type.Literal("transaction", {
+        description:
+          "mode each: one email per transaction for all its records the rule wants (a sweep): count, every token id, total price",
       }),
     ),
     digest: Type.Optional(

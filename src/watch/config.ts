@@ -97,6 +97,28 @@ function readProblems(rule: ParsedRule, at: string, source: WatchSource): Violat
   if (rule.token_id !== undefined && rule.contract_address === undefined) {
     out.push(violation(`${at}.contract_address`, "required with token_id", `${at}.contract_address is required`));
   }
+  if (rule.contracts !== undefined && rule.contract_address !== undefined) {
+    out.push(
+      violation(
+        `${at}.contracts`,
+        "not with contract_address",
+        `${at}.contracts is invalid with contract_address: give one contract as contract_address or several as contracts`,
+      ),
+    );
+  }
+  if (rule.side !== undefined && rule.wallets === undefined) {
+    out.push(violation(`${at}.side`, "only with wallets", `${at}.side is only used with wallets`, rule.side));
+  }
+  if (rule.confirmations && source !== "index" && source !== "index+opensea") {
+    out.push(
+      violation(
+        `${at}.confirmations`,
+        "only with source index or index+opensea",
+        `${at}.confirmations is invalid with source ${source}: blocks on top are counted from the own index's head (use index or index+opensea)`,
+        rule.confirmations,
+      ),
+    );
+  }
   const orderBook = (rule.type ?? []).filter((t) => t === "bid" || t === "list");
   if (orderBook.length && retrieverKind(rule) !== "by-contract") {
     out.push(
@@ -117,7 +139,15 @@ function readProblems(rule: ParsedRule, at: string, source: WatchSource): Violat
       ),
     );
   }
-  if (source === "opensea" && retrieverKind(rule) === "on-chain") {
+  if (source === "opensea" && rule.contracts !== undefined) {
+    out.push(
+      violation(
+        `${at}.contracts`,
+        "not with source opensea",
+        `${at}.contracts is invalid with source opensea: OpenSea has no whole-chain read to keep to the list (give each contract a rule of its own)`,
+      ),
+    );
+  } else if (source === "opensea" && retrieverKind(rule) === "on-chain") {
     out.push(
       violation(
         `${at}.contract_address`,
@@ -154,6 +184,9 @@ function modeProblems(rule: ParsedRule, at: string, mode: "each" | "digest"): Vi
         `${at}.digest is required with mode "digest": give minutes, records or both`,
       ),
     );
+  }
+  if (mode === "digest" && rule.group !== undefined) {
+    out.push(violation(`${at}.group`, 'only with mode "each"', `${at}.group is only used with mode "each"`));
   }
   if (mode === "each" && rule.digest !== undefined) {
     out.push(violation(`${at}.digest`, 'only with mode "digest"', `${at}.digest is only used with mode "digest"`));
@@ -193,7 +226,7 @@ function mailProblems(rule: ParsedRule, at: string, mode: "each" | "digest", top
       : `${at}.mail.${path}`;
     out.push(violation(field, problem.rule, problem.say(field), problem.value));
   }
-  for (const problem of templateProblems(rule.mail, mode))
+  for (const problem of templateProblems(rule.mail, mode, rule.group !== undefined))
     out.push({ ...problem, field: `${at}.mail.${problem.field}` });
   return out;
 }

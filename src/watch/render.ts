@@ -8,7 +8,7 @@ import type { EmailMessage } from "../schemas/email.js";
 import type { TransactionRecord } from "../schemas/transactions.js";
 import { substituteVariables } from "../transports/mime/template.js";
 import type { Rule, WatchRule } from "./config-schema.js";
-import { positionOf, RECORD_VARIABLES, recordVariables } from "./records.js";
+import { GROUP_VARIABLES, groupVariables, positionOf, RECORD_VARIABLES, recordVariables } from "./records.js";
 
 type Mail = WatchRule["mail"];
 type Part = "subject" | "text" | "html" | "item_text" | "item_html";
@@ -34,10 +34,28 @@ const DIGEST_DEFAULTS = {
 
 export const DIGEST_VARIABLES = ["rule", "count", "items", "first_date", "last_date", "first_block", "last_block"];
 
-/** Which names each part may use, by mode (`unsubscribe_url`: the recipient's one-click link, when there is one). */
-function allowedNames(mode: "each" | "digest", part: Part): readonly string[] {
+/** `group: "transaction"`: the each-mail of one transaction's records. */
+const GROUP_DEFAULTS = {
+  subject: "{{var:rule}}: {{var:summary}}",
+  text:
+    "{{var:summary}}\n\nRecords: {{var:count}}\nContract: {{var:contract_address}}\nTokens: {{var:token_ids}}\n" +
+    'Total price: {{var:total_price:"-"}} {{var:currency}}\nTransaction: {{var:transaction_hash}}\n' +
+    "Block: {{var:block_number}}\nDate (UTC): {{var:transaction_date}}\n\nSent by chainmail watch (rule {{var:rule}}).",
+  html:
+    "<p>{{var:summary}}</p><ul><li>Records: {{var:count}}</li><li>Contract: {{var:contract_address}}</li>" +
+    '<li>Tokens: {{var:token_ids}}</li><li>Total price: {{var:total_price:"-"}} {{var:currency}}</li>' +
+    "<li>Transaction: {{var:transaction_hash}}</li><li>Block: {{var:block_number}}</li>" +
+    "<li>Date (UTC): {{var:transaction_date}}</li></ul><p>Sent by chainmail watch (rule {{var:rule}}).</p>",
+} as const;
+
+/**
+ * Which names each part may use, by mode and whether each mail is a transaction's (`unsubscribe_url`: the
+ * recipient's one-click link, when there is one).
+ */
+function allowedNames(mode: "each" | "digest", part: Part, grouped: boolean): readonly string[] {
   if (part === "item_text" || part === "item_html") return RECORD_VARIABLES;
-  return [...(mode === "each" ? RECORD_VARIABLES : DIGEST_VARIABLES), "unsubscribe_url"];
+  if (mode === "digest") return [...DIGEST_VARIABLES, "unsubscribe_url"];
+  return [...RECORD_VARIABLES, ...(grouped ? GROUP_VARIABLES : []), "unsubscribe_url"];
 }
 
 /**
@@ -59,12 +77,12 @@ function withLink(
 }
 
 /** `{{var:…}}` names in a template that have no default and that the rule's records cannot fill. */
-export function templateProblems(mail: Mail, mode: "each" | "digest"): Violation[] {
+export function templateProblems(mail: Mail, mode: "each" | "digest", grouped = false): Violation[] {
   const out: Violation[] = [];
   for (const part of ["subject", "text", "html", "item_text", "item_html"] as const) {
     const text = mail[part];
     if (text === undefined) continue;
-    const allowed = allowedNames(mode, part);
+    const allowed = allowedNames(mode, part, grouped);
     const unknown = [...new Set(substituteVariables(text, {}, { html: false }).missing)].filter(
       (name) => !allowed.includes(name),
     );
@@ -117,6 +135,26 @@ export function eachMessage(
 ): EmailMessage {
   const variables = { ...recordVariables(record, rule.id), unsubscribe_url: unsubscribeUrl ?? "" };
   const template = { ...EACH_DEFAULTS, ...definedParts(rule.mail) };
+  return {
+    ...envelope(rule, customId),
+    Subject: subjectLine(fill(template.subject, variables, false)),
+    ...withLink(
+      { TextPart: fill(template.text, variables, false), HTMLPart: fill(template.html, variables, true) },
+      rule.mail,
+      unsubscribeUrl,
+    ),
+  };
+}
+
+/** `group: "transaction"`: the message for one transaction's records, oldest first. */
+export function transactionMessage(
+  rule: Rule,
+  records: readonly TransactionRecord[],
+  customId: string,
+  unsubscribeUrl?: string,
+): EmailMessage {
+  const variables = { ...groupVariables(records, rule.id), unsubscribe_url: unsubscribeUrl ?? "" };
+  const template = { ...GROUP_DEFAULTS, ...definedParts(rule.mail) };
   return {
     ...envelope(rule, customId),
     Subject: subjectLine(fill(template.subject, variables, false)),

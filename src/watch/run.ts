@@ -20,12 +20,12 @@ import {
   isAfter,
   PagesMoved,
   type ReadBatch,
-  readBatches,
+  readRule,
 } from "./follow.js";
-import { ETH_TOKENS, type Position, positionOf, recordKeys, ruleWants } from "./records.js";
-import { digestMessage, eachMessage } from "./render.js";
+import { ETH_TOKENS, later, type Position, positionOf, recordKeys, ruleWants } from "./records.js";
+import { digestMessage, eachMessage, transactionMessage } from "./render.js";
 import { resolveMails, type SendContext, sendMails } from "./send.js";
-import type { Mail, MailResult, RuleState, WatchStore } from "./store.js";
+import type { Mail, MailResult, RuleState, StoredRecord, WatchStore } from "./store.js";
 
 /** A digest carries at most this many records; more wait for the next one. */
 const DIGEST_MAX_RECORDS = 500;
@@ -93,6 +93,8 @@ export class WatchRun {
   /** Where each rule's last poll read, by rule id. */
   readonly reads = new Map<string, RuleRead>();
   private sendFailures = 0;
+  /** The own index's head at this tick's sends, when a rule waits for confirmations. */
+  private head: number | undefined;
   private sendHoldOff = 0;
 
   constructor(
@@ -189,10 +191,10 @@ export class WatchRun {
     const horizon = horizonOf(state.floor, state.read, this.ctx.follow.reorgDepth);
     this.reads.set(rule.id, { waiting: false, from: horizon, started: this.started.get(rule.id) });
     this.started.delete(rule.id);
-    let from = horizon.block;
+    let from = horizon.block ?? 0;
     let read = state.read;
     try {
-      for await (const batch of readBatches(rule, horizon, this.ctx.follow)) {
+      for await (const batch of readRule(rule, horizon, this.ctx.follow)) {
         read = await this.take(rule, state.floor, read, batch, from);
         if (batch.through !== undefined) from = batch.through + 1;
         // Stopping between batches loses nothing: the next poll reads on from the last one taken.
@@ -277,6 +279,7 @@ export class WatchRun {
    * retries that are due), until nothing more is due. While sends fail (surely not sent), new records wait queued.
    */
   private async mailQueued(): Promise<void> {
+    this.head = this.watchConfig.rules.some((r) => r.confirmations) ? await this.indexHead() : undefined;
     let retries = Date.now() >= this.sendHoldOff ? await this.store.mails(["retry"], SEND_BATCH) : [];
     for (;;) {
       if (this.ctx.follow.signal?.aborted || Date.now() < this.sendHoldOff) return;
@@ -304,10 +307,13 @@ export class WatchRun {
    * digest. `more`: records are left that may be due now.
    */
   private async claim(rule: Rule, room: number): Promise<{ mails: Mail[]; more: boolean }> {
-    let intents: { mail: Mail; keys: string[] }[];
+    let intents: Intent[];
     let more: boolean;
-    if (rule.mode === "each") {
-      const queued = await this.store.queued(rule.id, room + 1);
+    const confirmed = this.confirmedOf(rule);
+    if (rule.mode === "each" && rule.group === "transaction") {
+      ({ intents, more } = await this.transactionIntents(rule, room));
+    } else if (rule.mode === "each") {
+      const queued = confirmed(await this.store.queued(rule.id, room + 1));
       more = queued.length > room;
       intents = queued.slice(0, room).map((q) => {
         const customId = customIdOf(rule.id, [q.key]);
@@ -316,7 +322,9 @@ export class WatchRun {
       });
     } else {
       // Enough to see the record threshold, and one more to know whether a full digest leaves some over.
-      const queued = await this.store.queued(rule.id, Math.max(DIGEST_MAX_RECORDS, rule.digest?.records ?? 0) + 1);
+      const queued = confirmed(
+        await this.store.queued(rule.id, Math.max(DIGEST_MAX_RECORDS, rule.digest?.records ?? 0) + 1),
+      );
       if (!queued.length) return { mails: [], more: false };
       const state = await this.store.ruleState(rule.id);
       // No start on record (what a full digest left over, a record back after a reorg): it has waited long enough.
@@ -346,6 +354,61 @@ export class WatchRun {
     if (recipients.length !== 1) return undefined;
     const claim = { sender: rule.from.Email.toLowerCase(), email: recipients[0]!.Email, campaign: rule.id };
     return unsubscribeUrl(this.ctx.send.config.env, claim);
+  }
+
+  /**
+   * `group: "transaction"`: one intent per transaction of the oldest queued records (at most `room`), carrying the
+   * keys of all its records, so the journal takes them together or not at all. A transaction is taken in one read
+   * (reads cover whole blocks), so its records are queued together; the last one read here may go on past the
+   * records looked at, and waits unless it is the only one.
+   */
+  private async transactionIntents(rule: Rule, room: number): Promise<{ intents: Intent[]; more: boolean }> {
+    const queued = this.confirmedOf(rule)(await this.store.queued(rule.id, DIGEST_MAX_RECORDS + 1));
+    const groups = new Map<string, typeof queued>();
+    for (const q of queued) {
+      const hash = (q.record as { transaction_hash?: unknown }).transaction_hash;
+      const id = typeof hash === "string" && hash ? hash.toLowerCase() : `key:${q.key}`;
+      groups.set(id, [...(groups.get(id) ?? []), q]);
+    }
+    const all = [...groups.values()];
+    const cut = queued.length > DIGEST_MAX_RECORDS && all.length > 1 ? all.slice(0, -1) : all;
+    const taken = cut.slice(0, room);
+    const intents = taken.map((group) => {
+      const keys = group.map((q) => q.key);
+      const customId = customIdOf(rule.id, keys);
+      const message = transactionMessage(
+        rule,
+        group.map((q) => q.record),
+        customId,
+        this.unsubscribeUrl(rule),
+      );
+      return { mail: mailOf(rule, customId, message), keys };
+    });
+    return { intents, more: all.length > taken.length || queued.length > DIGEST_MAX_RECORDS };
+  }
+
+  /**
+   * The oldest queued records up to the first one not yet `confirmations` blocks deep (records without a block, bids
+   * and listings, do not wait); none while the index has no head.
+   */
+  private confirmedOf(rule: Rule): (queued: StoredRecord[]) => StoredRecord[] {
+    const depth = rule.confirmations ?? 0;
+    if (!depth) return (queued) => queued;
+    const head = this.head;
+    return (queued) => {
+      const waiting = queued.findIndex(
+        (q) => q.position.block !== undefined && (head === undefined || q.position.block + depth > head),
+      );
+      return waiting === -1 ? queued : queued.slice(0, waiting);
+    };
+  }
+
+  /** The chain head the own index's writer last saw (undefined: none yet, or no index). */
+  private async indexHead(): Promise<number | undefined> {
+    const { indexStatus } = await import("../sources/index/source.js");
+    const status = await indexStatus(this.ctx.follow.config).catch(() => undefined);
+    const known = [status?.headBlock, status?.lastBlock].filter((b): b is number => typeof b === "number");
+    return known.length ? Math.max(...known) : undefined;
   }
 
   /** Sends new intents and the retries due in one email-send run, then settles them. */
@@ -394,23 +457,16 @@ export class WatchRun {
   }
 }
 
+/** An email to journal and the keys of the records it carries. */
+interface Intent {
+  mail: Mail;
+  keys: string[];
+}
+
 function mailOf(rule: Rule, customId: string, message: EmailMessage): Mail {
   return { customId, rule: rule.id, state: "pending", message, attempts: 1 };
 }
 
 export function errorText(result: MessageResult): string {
   return result.Errors?.map((e) => `${e.ErrorCode}: ${e.ErrorMessage}`).join("; ") ?? "";
-}
-
-/**
- * The later of two read positions, block and date each: a rule that mixes records with a block (on-chain) and
- * without (bids and listings) keeps the newest of each, so that neither kind's horizon stays behind.
- */
-function later(a: Position | undefined, b: Position | undefined): Position | undefined {
-  if (!a) return b;
-  if (!b) return a;
-  const block = a.block === undefined ? b.block : b.block === undefined ? a.block : Math.max(a.block, b.block);
-  // Dates are strings in one format: their order is the text's (Math.max would make numbers of them).
-  const date = [a.date, b.date].sort()[1]!;
-  return block === a.block && date === a.date ? a : { block, date };
 }

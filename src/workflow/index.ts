@@ -12,6 +12,7 @@ import type { AnyNode } from "../core/node.js";
 import type { UpstreamPool } from "../core/upstream-pool.js";
 import { nftSources } from "../sources/catalog.js";
 
+export { parseRecordFilter, type RecordFilter, WALLET_SIDES } from "../activity/filter.js";
 export {
   type ActivityCursor,
   type ActivityTarget,

@@ -43,6 +43,13 @@ const BAD_KEY = "ffffffff-ffff-4fff-8fff-ffffffffffff";
 const BAD_OPENSEA_KEY = "0000000000000000000000000000bad0";
 const WATCHED = "0x7777777777777777777777777777777777777777";
 const hash = (n: number) => `0x${n.toString(16).padStart(64, "0")}`;
+/** The contract the whole-chain trigger follows: its records lie far above every other record of the dataset. */
+const CHAINED = "0x7777777777777777777777777777777777777778";
+/** The whole-chain trigger's start block. */
+const CHAIN_START = 90_000_010;
+const chained = (block: number): Rec => ({ ...transfer(block), contract_address: CHAINED });
+/** A contract beside it on the chain, which the whole-chain trigger's Contracts filter leaves out. */
+const UNCHAINED = "0x7777777777777777777777777777777777777779";
 const transfer = (block: number): Rec => ({
   type: "transfer",
   transfer_from: "0x00000000000000000000000000000000000000a0",
@@ -70,6 +77,8 @@ const n8n = (args: string[]) => exec(runtime("N8N"), args, { env, maxBuffer: 64 
 beforeAll(async () => {
   const dataset = standardDataset();
   dataset.byContract.set(WATCHED, [transfer(3000), transfer(3001)]);
+  dataset.byContract.set(CHAINED, [chained(CHAIN_START - 2), chained(CHAIN_START)]);
+  dataset.byContract.set(UNCHAINED, [{ ...transfer(CHAIN_START + 5), contract_address: UNCHAINED }]);
   nftport = await startNftport(dataset);
   opensea = await startOpenSea(openseaDataset());
   mailjet = await startMailjet();
@@ -100,13 +109,14 @@ beforeAll(async () => {
   await n8n(["import:credentials", `--input=${join(home, "credentials.json")}`]);
   const workflows = join(home, "workflows");
   mkdirSync(workflows);
-  for (const workflow of [everyOperation(), failing(), watching(), watchingOpenSea()]) {
+  for (const workflow of [everyOperation(), failing(), watching(), watchingOpenSea(), watchingChain()]) {
     writeFileSync(join(workflows, `${workflow.id}.json`), JSON.stringify(workflow));
   }
   await n8n(["import:workflow", "--separate", `--input=${workflows}`]);
   // Imported workflows are drafts: the trigger's runs once published.
   await n8n(["publish:workflow", "--id=watching"]);
   await n8n(["publish:workflow", "--id=watchingOpenSea"]);
+  await n8n(["publish:workflow", "--id=watchingChain"]);
 }, 300_000);
 
 afterAll(async () => {
@@ -455,6 +465,39 @@ function watchingOpenSea() {
   };
 }
 
+/** The trigger on the whole chain from CHAIN_START, each new record mailed with "chain <hash>" as the subject. */
+function watchingChain() {
+  const request = `={{ ${JSON.stringify({ Messages: [message("SUBJECT", "chain@example.org")] }).replace(
+    '"SUBJECT"',
+    "'chain ' + $json.transaction_hash",
+  )} }}`;
+  return {
+    id: "watchingChain",
+    name: "watching the chain",
+    active: true,
+    nodes: [
+      {
+        id: "Watch Chain",
+        name: "Watch Chain",
+        type: "n8n-nodes-chainmail.chainmailTrigger",
+        typeVersion: 1,
+        position: at(0),
+        parameters: {
+          source: "nftport",
+          watch: "chain",
+          startBlock: CHAIN_START,
+          filters: { contracts: CHAINED },
+          pollTimes: { item: [{ mode: "everyHour" }] },
+        },
+        credentials: credential("chainmailNftPortApi", "nftport"),
+      },
+      email("Mail Each", { messagesFrom: "json", request }),
+    ],
+    connections: connect([["Watch Chain", "Mail Each"]]),
+    settings: {},
+  };
+}
+
 type Item = { json: Record<string, any>; pairedItem?: { item: number } };
 type RunData = Record<string, { data?: { main: Item[][] }; error?: { message: string } }[]>;
 
@@ -681,6 +724,35 @@ describe("chainmailTrigger in n8n start", () => {
     await run(settle(5_000));
     expect(mailed().sort()).toEqual([hash(3002), hash(3003)]);
     expect(mailedOpenSea().sort()).toEqual(openSeaMails);
+  }, 300_000);
+});
+
+describe("chainmailTrigger on the whole chain in n8n start", () => {
+  const mailedChain = () =>
+    mailjet.deliveries.map((d) => String(d.subject)).filter((subject) => subject.startsWith("chain "));
+
+  it("never mails a record before its Start Block, the re-read window of a later poll included", async () => {
+    const run = async (then: () => Promise<void>) => {
+      const server = start(runtime("N8N"), ["start"], { ...env, N8N_PORT: "0", N8N_LISTEN_ADDRESS: "127.0.0.1" });
+      try {
+        await server.waitFor(/Editor is now accessible/, 120_000);
+        await then();
+      } finally {
+        await server.stop();
+      }
+    };
+    const first = [`chain ${hash(CHAIN_START)}`];
+    // The starts before (or this one): the first poll mails the record at the start block, not the one before.
+    if (!mailedChain().length) await run(() => eventually(() => mailedChain().length >= 1, "the first poll", 60_000));
+    expect(mailedChain()).toEqual(first);
+    // A late record two blocks before the start (inside the 12 blocks a poll reads again), and one after it.
+    nftport.add(CHAINED, [chained(CHAIN_START - 1), chained(CHAIN_START + 1)]);
+    const next = [...first, `chain ${hash(CHAIN_START + 1)}`];
+    await run(async () => {
+      await eventually(() => mailedChain().length >= 2, "the record after the start", 60_000);
+      await new Promise((resolve) => setTimeout(resolve, 2_000));
+    });
+    expect(mailedChain()).toEqual(next);
   }, 300_000);
 });
 

@@ -36,6 +36,13 @@ const BAD_KEY = "not-an-nftport-key-0123456789";
 const BAD_OPENSEA_KEY = "not-an-opensea-key-0123456789";
 const WATCHED = "0x8888888888888888888888888888888888888888";
 const hash = (n: number) => `0x${n.toString(16).padStart(64, "0")}`;
+/** The contract the whole-chain activity node follows: its records lie far above every other record of the dataset. */
+const CHAINED = "0x8888888888888888888888888888888888888889";
+/** The whole-chain activity node's start block. */
+const CHAIN_START = 90_000_010;
+const chained = (block: number): Rec => ({ ...transfer(block), contract_address: CHAINED });
+/** A contract beside it on the chain, which the whole-chain trigger's Contracts filter leaves out. */
+const UNCHAINED = "0x8888888888888888888888888888888888888890";
 const transfer = (block: number): Rec => ({
   type: "transfer",
   transfer_from: "0x00000000000000000000000000000000000000a0",
@@ -274,6 +281,22 @@ function flows() {
       wires: [["watchos-sink-0"]],
     },
     ...sinkNodes("watchos", 1),
+    {
+      id: "watchchain",
+      type: "chainmail-activity",
+      z: "tab",
+      name: "watch the chain",
+      config: "cfg-nftport",
+      kind: "chain",
+      startBlock: String(CHAIN_START),
+      contracts: CHAINED,
+      types: "all",
+      interval: "1",
+      x: 100,
+      y: 375,
+      wires: [["watchchain-sink-0"]],
+    },
+    ...sinkNodes("watchchain", 1),
     // Every status any node shows, to check that no secret is ever in one.
     { id: "statuses", type: "status", z: "tab", scope: null, x: 100, y: 400, wires: [["status-payload"]] },
     {
@@ -292,6 +315,8 @@ function flows() {
 beforeAll(async () => {
   const dataset = standardDataset();
   dataset.byContract.set(WATCHED, [transfer(5000), transfer(5001)]);
+  dataset.byContract.set(CHAINED, [chained(CHAIN_START - 2), chained(CHAIN_START)]);
+  dataset.byContract.set(UNCHAINED, [{ ...transfer(CHAIN_START + 5), contract_address: UNCHAINED }]);
   nftport = await startNftport(dataset);
   opensea = await startOpenSea(openseaDataset());
   mailjet = await startMailjet();
@@ -508,5 +533,18 @@ describe("node-red-contrib-chainmail in Node-RED 5", () => {
     expect(sent().map((record) => record.type)).toEqual(["list", "sale"]);
     expect(sent()[1].transaction_hash).toBe(`0x${"5a".repeat(32)}`);
     for (const r of received) expect(r.body).not.toContain(OPENSEA_KEY);
+  }, 120_000);
+
+  it("activity on the whole chain: nothing before its start block, ever, the re-read window included", async () => {
+    const sent = () => at("/watchchain/0").map((msg) => msg.transaction_hash);
+    const polled = () =>
+      at("/statuses/0").filter((status) => status.source?.id === "watchchain" && /^\d+ new/.test(status.text));
+    await eventually(() => sent().length >= 1, "the record at the start block");
+    // A late record of a block before the start (inside the 12 blocks every poll reads again), and one after it.
+    nftport.add(CHAINED, [chained(CHAIN_START - 1), chained(CHAIN_START + 1)]);
+    await eventually(() => sent().length >= 2, "the record after the start block");
+    const polls = polled().length;
+    await eventually(() => polled().length >= polls + 2, "two more polls");
+    expect(sent()).toEqual([hash(CHAIN_START), hash(CHAIN_START + 1)]);
   }, 120_000);
 });

@@ -24,9 +24,11 @@ import {
   nftTransactionsByToken,
   nftTransactionsOnChain,
   PageError,
+  parseRecordFilter,
   pollActivity,
   pollInterval,
   portableNftSources,
+  type RecordFilter,
   runNodeWith,
   scrub,
   settingsEnv,
@@ -201,7 +203,33 @@ interface ActivityDef extends NodeDef {
   tokenId?: string;
   startBlock?: string | number;
   types?: string;
+  contracts?: string;
+  wallets?: string;
+  side?: string;
+  marketplaces?: string;
+  minQuantity?: string | number;
   interval?: string | number;
+}
+
+/** A comma- or space-separated field as a list; empty: not given. */
+const listOf = (text: string | undefined): string[] | undefined => {
+  const items = (text ?? "").split(/[\s,]+/).filter(Boolean);
+  return items.length ? items : undefined;
+};
+
+/** The node's filter fields (untrusted text) as a checked filter: invalid_input naming every bad field. */
+function activityFilter(def: ActivityDef): RecordFilter {
+  const quantity = String(def.minQuantity ?? "").trim();
+  const wallets = listOf(def.wallets);
+  return parseRecordFilter(
+    {
+      ...(def.kind === "chain" && listOf(def.contracts) ? { contracts: listOf(def.contracts) } : {}),
+      ...(wallets ? { wallets, side: def.side || "any" } : {}),
+      ...(listOf(def.marketplaces) ? { marketplaces: listOf(def.marketplaces) } : {}),
+      ...(quantity ? { min_quantity: Number(quantity) } : {}),
+    },
+    "filter",
+  );
 }
 
 /**
@@ -244,10 +272,19 @@ function startActivity(
   const intervalMs = pollInterval(def.interval);
   let timer: NodeJS.Timeout | undefined;
   let closed = false;
+  let filter: RecordFilter;
+  try {
+    filter = activityFilter(def);
+  } catch (error) {
+    // A filter that cannot be right never polls: every bad field is named once.
+    node.status(errorStatus("invalid_input"));
+    node.warn(toErrorPayload(error).error);
+    return;
+  }
   const poll = async () => {
     const { env, secrets } = settings();
     try {
-      const { records, cursor } = await pollActivity(target, read(), { config: configOf(env) });
+      const { records, cursor } = await pollActivity(target, read(), { config: configOf(env) }, { filter });
       for (const record of records) node.send({ payload: withExactStrings(record), topic: target.kind });
       write(cursor);
       node.status({

@@ -16,12 +16,15 @@ import {
   nodeError,
   PageError,
   pagesWith,
+  parseRecordFilter,
   pollActivity,
+  type RecordFilter,
   type RunContext,
   sourceCredentials,
   sourceParameter,
   toErrorPayload,
   typeFilterValues,
+  WALLET_SIDES,
 } from "../../shared/chainmail";
 
 /** Records a manual test run shows: the newest few, without moving the cursor. */
@@ -91,6 +94,57 @@ export class ChainmailTrigger implements INodeType {
         default: ["all"],
         description: "Kinds of transaction to trigger on (bid and list: contracts only)",
       },
+      {
+        displayName: "Filters",
+        name: "filters",
+        type: "collection",
+        placeholder: "Add Filter",
+        default: {},
+        options: [
+          {
+            displayName: "Contracts",
+            name: "contracts",
+            type: "string",
+            default: "",
+            placeholder: "0xbc4c…, 0x60e4…",
+            description: "Whole chain: only records of these NFT contracts (comma-separated), read in one read",
+          },
+          {
+            displayName: "Marketplaces",
+            name: "marketplaces",
+            type: "string",
+            default: "",
+            placeholder: "opensea, blur",
+            description: "Only records of these marketplaces, as the source names them (comma-separated)",
+          },
+          {
+            displayName: "Min Quantity",
+            name: "minQuantity",
+            type: "number",
+            typeOptions: { minValue: 1 },
+            default: 1,
+            description: "Only records moving at least this many tokens",
+          },
+          {
+            displayName: "Side",
+            name: "side",
+            type: "options",
+            options: WALLET_SIDES.map((side) => ({ name: side[0]!.toUpperCase() + side.slice(1), value: side })).sort(
+              (a, b) => a.name.localeCompare(b.name),
+            ),
+            default: "any",
+            description: "Which party the wallets must be: buyer or seller (sales), from or to, lister, bidder",
+          },
+          {
+            displayName: "Wallets",
+            name: "wallets",
+            type: "string",
+            default: "",
+            placeholder: "0xd8dA…, 0xab58…",
+            description: "Only records where one of these addresses (comma-separated) is the party on Side",
+          },
+        ],
+      },
     ],
   };
 
@@ -109,9 +163,10 @@ export class ChainmailTrigger implements INodeType {
           : { kind: "contract", contract_address, type };
     }
     try {
+      const filter = filterOf(watch, this.getNodeParameter("filters", {}) as Record<string, unknown>);
       if (this.getMode() === "manual") return await sample(target, ctx);
       const state = this.getWorkflowStaticData("node") as { cursor?: ActivityCursor };
-      const { records, cursor } = await pollActivity(target, state.cursor, ctx);
+      const { records, cursor } = await pollActivity(target, state.cursor, ctx, { filter });
       // Kept only once the records are handed to n8n: a failed poll reads the same window again next time.
       state.cursor = cursor;
       return records.length ? [records.map((record) => item(record))] : null;
@@ -120,6 +175,28 @@ export class ChainmailTrigger implements INodeType {
       throw nodeError(this, payload);
     }
   }
+}
+
+/** A comma- or space-separated field as a list; empty: not given. */
+function listOf(text: unknown): string[] | undefined {
+  const items = String(text ?? "")
+    .split(/[\s,]+/)
+    .filter(Boolean);
+  return items.length ? items : undefined;
+}
+
+/** The Filters collection as a checked filter: invalid_input naming every bad field. */
+function filterOf(watch: string, given: Record<string, unknown>): RecordFilter {
+  const contracts = watch === "chain" ? listOf(given.contracts) : undefined;
+  const wallets = listOf(given.wallets);
+  const marketplaces = listOf(given.marketplaces);
+  const quantity = given.minQuantity;
+  return parseRecordFilter({
+    ...(contracts ? { contracts } : {}),
+    ...(wallets ? { wallets, side: given.side ?? "any" } : {}),
+    ...(marketplaces ? { marketplaces } : {}),
+    ...(quantity !== undefined && quantity !== 1 ? { min_quantity: quantity } : {}),
+  });
 }
 
 /** A manual run: the newest records of the target (the first ones from the start block, for the chain). */
