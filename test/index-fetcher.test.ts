@@ -9,7 +9,8 @@ import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { type Header, LagWait } from "../src/sources/index/completeness.js";
 import { TOPIC } from "../src/sources/index/decode.js";
-import { Fetcher, REFUSED } from "../src/sources/index/fetcher.js";
+import { Fetcher } from "../src/sources/index/fetcher.js";
+import { RangePlanner } from "../src/sources/index/range-planner.js";
 import { RangeSizer } from "../src/sources/index/range-sizer.js";
 import { Reorgs } from "../src/sources/index/reorg.js";
 import { RpcClient } from "../src/sources/index/rpc.js";
@@ -42,27 +43,39 @@ afterAll(async () => {
   rmSync(dir, { recursive: true, force: true });
 });
 
-function fetcher(sizer = new RangeSizer(100, 100)) {
+function fetcher() {
   const config = testConfig();
   const rpc = new RpcClient(proxy.url, {
     pool: config.pool,
     timeoutMs: config.indexRpc.timeoutMs,
     retry: config.indexRpc.retry,
   });
-  return new Fetcher(rpc, { topics: [TOPIC.transfer], addresses: undefined }, sizer);
+  return new Fetcher(rpc, { topics: [TOPIC.transfer], addresses: undefined });
 }
 
 describe("the fetcher", () => {
   it("reads a range's logs, and reads a range refused with a suggestion as that piece and the rest", async () => {
     const sizer = new RangeSizer(100, 100);
-    const f = fetcher(sizer);
+    const f = fetcher();
     const first = mined[0]!.block;
     const answer = await f.logs(first, first + 2);
-    if (answer === REFUSED || answer === null || "cut" in answer) throw new Error(`no answer: ${String(answer)}`);
-    const logs = [...answer.slices(100)].flat() as { blockNumber: string }[];
+    if (answer.kind !== "logs") throw new Error(`no answer: ${JSON.stringify(answer)}`);
+    const logs = [...answer.slices.slices(100)].flat() as { blockNumber: string }[];
     expect(logs.map((l) => Number(l.blockNumber))).toEqual([first, first + 1, first + 2]);
     // Alchemy's words suggest a range for this request: read as that piece, then the rest; not a cap.
-    expect(await f.logs(first, first + 5)).toEqual({ cut: first + 3 });
+    const refused = await f.logs(first, first + 5);
+    expect(refused).toMatchObject({ kind: "refused", blocks: 6, refusal: { suggested: true, blocks: 3 } });
+    if (refused.kind !== "refused") throw new Error(`not refused: ${refused.kind}`);
+    // The planner, which learns from it, reads that piece and then the rest.
+    const plan = new RangePlanner(first, first + 5, 1, sizer, async () => refused);
+    plan.fill();
+    const slot = plan.take()!;
+    await slot.read;
+    plan.again(slot, refused);
+    expect([plan.take(), plan.take()].map((piece) => [piece?.from, piece?.to])).toEqual([
+      [first, first + 2],
+      [first + 3, first + 5],
+    ]);
     expect(sizer.allows(6)).toBe(true);
   });
 

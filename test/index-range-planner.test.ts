@@ -1,30 +1,40 @@
 /**
  * The range planner on its own (src/sources/index/range-planner.ts): which ranges are read, how many at once, and
- * how a range to read again goes back in line. Reads are in-process promises the test settles; the sizer is the
- * real one.
+ * how a range to read again goes back in line. Reads are in-process promises the test settles, each a `read` fact
+ * that teaches the sizer nothing (the tests set what it knows); the sizer is the real one.
  */
 import { describe, expect, it } from "vitest";
+import type { ReadFact } from "../src/sources/index/range-facts.js";
 import { RangePlanner } from "../src/sources/index/range-planner.js";
 import { LOGS_PER_RANGE, RangeSizer } from "../src/sources/index/range-sizer.js";
 import { RpcError } from "../src/sources/index/rpc.js";
 
+/** A range read, with nothing seen for the sizer to learn. */
+function readOf(from: number, to: number): Extract<ReadFact, { kind: "read" }> {
+  const range = { from, to, headers: new Map(), blocks: new Map(), records: [], answers: [], unpriced: [] };
+  return { kind: "read", range: { ...range, unknownLogs: 0 } };
+}
+
+/** "from-to" of a range read, else its fact's kind. */
+const label = (fact: ReadFact): string => (fact.kind === "read" ? `${fact.range.from}-${fact.range.to}` : fact.kind);
+
 /** A planner over `[next, target]` whose reads are recorded and resolve to the range they read. */
 function planner(next: number, target: number, concurrency: number, sizer: RangeSizer) {
   const started: [number, number][] = [];
-  const plan = new RangePlanner<string>(next, target, concurrency, sizer, async (from, to) => {
+  const plan = new RangePlanner(next, target, concurrency, sizer, async (from, to) => {
     started.push([from, to]);
-    return `${from}-${to}`;
+    return readOf(from, to);
   });
   return { plan, started };
 }
 
 /** Takes every range in line, committing each as the indexer does, and lists them. */
-async function drain(plan: RangePlanner<string>): Promise<string[]> {
+async function drain(plan: RangePlanner): Promise<string[]> {
   const done: string[] = [];
   for (plan.fill(); ; plan.fill()) {
     const slot = plan.take();
     if (!slot) return done;
-    done.push(await slot.read);
+    done.push(label(await slot.read));
   }
 }
 
@@ -71,7 +81,7 @@ describe("the range planner", () => {
     const { plan } = planner(0, 15, 1, sizer);
     plan.fill();
     const slot = plan.take()!;
-    expect(await slot.read).toBe("0-7");
+    expect(label(await slot.read)).toBe("0-7");
     sizer.size = 3;
     plan.inPieces(slot);
     // The rest is planned again at its turn by the reader (this one reads what it is given).
@@ -101,9 +111,9 @@ describe("the range planner", () => {
   it("starts the next read as soon as one behind a slower first range ends, without waiting for the commit", async () => {
     const pending = new Map<string, () => void>();
     const started: string[] = [];
-    const plan = new RangePlanner<string>(0, 1_000, 2, new RangeSizer(10, 10), (from, to) => {
+    const plan = new RangePlanner(0, 1_000, 2, new RangeSizer(10, 10), (from, to) => {
       started.push(`${from}-${to}`);
-      return new Promise((resolve) => pending.set(`${from}-${to}`, () => resolve(`${from}-${to}`)));
+      return new Promise((resolve) => pending.set(`${from}-${to}`, () => resolve(readOf(from, to))));
     });
     plan.fill();
     expect(started).toEqual(["0-9", "10-19"]);
@@ -113,16 +123,16 @@ describe("the range planner", () => {
     expect(started).toEqual(["0-9", "10-19", "20-29"]);
     pending.get("0-9")!();
     // Committed strictly in block order all the same.
-    expect(await plan.take()!.read).toBe("0-9");
-    expect(await plan.take()!.read).toBe("10-19");
+    expect(label(await plan.take()!.read)).toBe("0-9");
+    expect(label(await plan.take()!.read)).toBe("10-19");
     expect(plan.take()!.from).toBe(20);
   });
 
   it("holds at most twice `concurrency` ranges in line, and starts nothing once closed", async () => {
     const started: string[] = [];
-    const plan = new RangePlanner<string>(0, 1_000, 2, new RangeSizer(10, 10), async (from, to) => {
+    const plan = new RangePlanner(0, 1_000, 2, new RangeSizer(10, 10), async (from, to) => {
       started.push(`${from}-${to}`);
-      return `${from}-${to}`;
+      return readOf(from, to);
     });
     plan.fill();
     for (let i = 0; i < 5; i++) await new Promise((resolve) => setImmediate(resolve));
@@ -139,6 +149,61 @@ describe("the range planner", () => {
     const { plan, started } = planner(11, 10, 4, new RangeSizer(10, 10));
     expect(await drain(plan)).toEqual([]);
     expect(started).toEqual([]);
+  });
+});
+
+describe("the planner, owner of the sizer", () => {
+  it("learns from what a read reports as it ends, before its commit, and plans the next ranges by it", async () => {
+    const sizer = new RangeSizer(100, 10);
+    const facts = new Map<string, ReadFact>([
+      ["0-9", { ...readOf(0, 9), seen: { blocks: 10, logs: 10 * LOGS_PER_RANGE } }],
+    ]);
+    const started: string[] = [];
+    const plan = new RangePlanner(0, 100, 1, sizer, async (from, to) => {
+      started.push(`${from}-${to}`);
+      return facts.get(`${from}-${to}`) ?? readOf(from, to);
+    });
+    plan.fill();
+    const first = plan.take()!;
+    await first.read;
+    expect(sizer.size).toBe(1);
+    plan.fill();
+    expect(started).toEqual(["0-9", "10-10"]);
+  });
+
+  it("reads a refused range again in pieces of the size its refusal taught, and cuts ranges in line planned larger", async () => {
+    const sizer = new RangeSizer(100, 16);
+    const refused: ReadFact = {
+      kind: "refused",
+      blocks: 16,
+      error: new RpcError(-32602, "block range too large", "eth_getLogs"),
+      refusal: { blocks: 3 },
+    };
+    const plan = new RangePlanner(0, 15, 2, sizer, async (from, to) =>
+      to === 15 && from === 0 ? refused : readOf(from, to),
+    );
+    plan.fill();
+    const slot = plan.take()!;
+    const fact = await slot.read;
+    if (fact.kind !== "refused") throw new Error(fact.kind);
+    expect(sizer.allows(16)).toBe(false);
+    plan.again(slot, fact);
+    // In pieces of 3, two read at once, then the rest as one, cut to the cap again before it is read.
+    expect(await drain(plan)).toEqual(["0-2", "3-5", "6-8", "9-11", "12-14", "15-15"]);
+  });
+
+  it("reads a cut range again as two apart where it was cut, and keeps the count it was cut at", async () => {
+    const sizer = new RangeSizer(100, 10);
+    const cut: ReadFact = { kind: "cut", at: 4, capAt: 1_000, seen: { blocks: 10, logs: 1_000 } };
+    const plan = new RangePlanner(0, 9, 1, sizer, async (from, to) =>
+      from === 0 && to === 9 ? cut : readOf(from, to),
+    );
+    plan.fill();
+    const slot = plan.take()!;
+    plan.again(slot, (await slot.read) as typeof cut);
+    expect(sizer.target).toBe(500);
+    expect(sizer.suspectCounts([]).has(1_000)).toBe(true);
+    expect(await drain(plan)).toEqual(["0-3", "4-9"]);
   });
 });
 

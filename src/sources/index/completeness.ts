@@ -22,8 +22,9 @@ import { ChainmailError } from "../../core/errors.js";
 import { type BloomBits, BloomBuilder, bloomBits, bloomHas, isBloom } from "./bloom.js";
 import type { RawLog } from "./decode.js";
 import { isInvalidArgument, isMethodMissing, isUnknownBlock } from "./provider-errors.js";
+import type { Cut, NotYet } from "./range-facts.js";
 import type { ResultSlices } from "./result-slices.js";
-import { hexToNumber, RPC_UPSTREAM, type RpcClient, RpcError, toHex } from "./rpc.js";
+import { type Header, hexToNumber, RPC_UPSTREAM, type RpcClient, RpcError, toHex } from "./rpc.js";
 import { seconds } from "./rpc-retry.js";
 
 /**
@@ -40,15 +41,8 @@ const CUT_FLOOR = 500;
  */
 export const HEAD_CHECK_DEPTH = 64;
 
-export interface Header {
-  number: string;
-  hash: string;
-  parentHash: string;
-  timestamp: string;
-  logsBloom?: string;
-  /** The block's transaction hashes (`eth_getBlockByNumber(n, false)`). */
-  transactions?: unknown[];
-}
+/** A block header as `eth_getBlockByNumber(n, false)` answers it (rpc.ts). */
+export type { Header };
 
 /** What the index asks `eth_getLogs` for, as bloom bits and as a log test. */
 export class Watch {
@@ -312,48 +306,44 @@ function receiptsRefused(origin: string, block: number, err: RpcError): Chainmai
   );
 }
 
-/** A range to read again as two, apart at `cut`: its answer was cut off silently. */
-export interface Cut {
-  cut: number;
-}
-
-/** A block whose logs the node does not show complete yet, and what it answered: read again after a pause. */
-export interface NotYet {
-  block: number;
-  said: string;
-}
-
 /**
- * Acts on an answer's verdict: undefined when the answer stands as read; a `Cut` or `NotYet` for its range to be
- * read again; or the watched logs of a block read whole, when they are to replace the answer's.
+ * What a check of an answer came to: it stands as read; its range is to be read again (`Cut`, `NotYet`); or the
+ * watched logs of a block read whole replace the answer's.
  */
+export type Checked = { kind: "stands" } | { kind: "replaced"; logs: RawLog[] } | Cut | NotYet;
+
+export const STANDS: Checked = { kind: "stands" };
+
+/** Acts on an answer's verdict (`judge`). */
 export async function settle(
   rpc: RpcClient,
   watch: Watch,
   verdict: Verdict,
   headers: ReadonlyMap<number, Header>,
   count: number,
-): Promise<Cut | NotYet | RawLog[] | undefined> {
-  if (verdict.kind === "complete") return undefined;
-  if (verdict.kind === "cut") return { cut: verdict.at };
+): Promise<Checked> {
+  if (verdict.kind === "complete") return STANDS;
+  if (verdict.kind === "cut") return { kind: "cut", at: verdict.at };
   if (verdict.kind === "at cap") {
     const whole = await readReceipts(rpc, headers.get(verdict.block)!, watch);
     if ("incomplete" in whole) {
       return {
+        kind: "not yet",
         block: verdict.block,
         said: `its answer stopped at ${count} logs, a known cap, and ${whole.incomplete}`,
       };
     }
-    return whole.logs.length === count ? undefined : whole.logs;
+    return whole.logs.length === count ? STANDS : { kind: "replaced", logs: whole.logs };
   }
   for (const number of verdict.blocks) {
     const whole = await readWholeBlock(rpc, headers.get(number)!);
-    if ("incomplete" in whole) return { block: number, said: whole.incomplete };
+    if ("incomplete" in whole) return { kind: "not yet", block: number, said: whole.incomplete };
     // A bloom's false positive holds no watched log; one that does was missed by the range's answer.
     const watched = whole.logs.filter((log) => watch.matches(log)).length;
-    if (watched > 0) return { block: number, said: `the range's answer left out ${watched} logs the block holds` };
+    if (watched > 0)
+      return { kind: "not yet", block: number, said: `the range's answer left out ${watched} logs the block holds` };
   }
-  return undefined;
+  return STANDS;
 }
 
 /**

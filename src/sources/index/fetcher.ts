@@ -1,18 +1,19 @@
 /**
- * The index's calls to the JSON-RPC node, and the provider rules they follow: `eth_getLogs` over a range (one
- * refused for its size, its time or its answer's length shrinks the ranges by range-sizer.ts and comes back
- * REFUSED; one refused with a suggested working range comes back as that piece and the rest), block headers and
- * transactions in batches, a token's `decimals()`. Retries, throttling, batch refusals and cut-off bodies are
+ * The index's calls to the JSON-RPC node, and the provider rules they follow: `eth_getLogs` over a range, its
+ * answer or what the provider said instead as a fact (range-facts.ts: refused for its size, its time or its
+ * answer's length, with the provider's words; not there yet), block headers and transactions in batches, a token's
+ * `decimals()`. It sizes nothing: the planner learns from the facts (range-planner.ts). Retries, throttling, batch refusals and cut-off bodies are
  * rpc.ts's and rpc-retry.ts's; what a provider's refusal says, provider-errors.ts's.
  *
  * Headers read for ranges are kept (`rangeHeaders`) until the caller forgets them, so that a range read again in
- * pieces (refused, cut off, split) reads none twice; reorg handling reads them fresh (`headers`).
+ * pieces (refused, cut off, split) reads none twice; reorg handling reads them fresh (`headers`). Those the ranges
+ * to come will need (the head's window) may be read ahead (`readAhead`), paced after every call needed now, so
+ * that they spend the budget while logs are decoded and stored rather than after; a range that needs one still on
+ * its way waits for it instead of reading it again.
  */
-import type { Cut, Header } from "./completeness.js";
 import { isBeyondHead, rangeRefusal } from "./provider-errors.js";
-import type { RangeSizer } from "./range-sizer.js";
-import type { ResultSlices } from "./result-slices.js";
-import { hexToNumber, RangeTooSlow, RpcAnswerTooLarge, type RpcClient, RpcError, toHex } from "./rpc.js";
+import type { LogsFact } from "./range-facts.js";
+import { type Header, hexToNumber, RangeTooSlow, RpcAnswerTooLarge, type RpcClient, RpcError, toHex } from "./rpc.js";
 import type { TransactionInfo } from "./venues/index.js";
 
 /** Headers or transactions asked for in one batch. */
@@ -24,9 +25,6 @@ export const BATCH = 100;
 const MAX_LOG_ANSWER_BYTES = 8 * 2 ** 20;
 /** Transactions remembered between ranges (a sweep's logs may straddle a range boundary only in theory). */
 const TRANSACTION_CACHE = 10_000;
-
-/** A range the provider refused, or planned larger than the density now known allows: read again in pieces. */
-export const REFUSED = Symbol("refused");
 
 /** What `eth_getLogs` asks for: the watched topics (any of them as topic 0), and the addresses when filtered. */
 export interface LogFilter {
@@ -48,11 +46,14 @@ export class Fetcher {
   private readonly transactions = new Map<string, TransactionInfo | null>();
   /** Headers read for ranges not yet committed (`rangeHeaders`), by number. */
   private readonly kept = new Map<number, Header>();
+  /** Headers read ahead and not answered yet (`readAhead`), by number: undefined when the node had none. */
+  private readonly ahead = new Map<number, Promise<Header | undefined>>();
+  /** Changes when every kept header is forgotten: a read ahead answered after that keeps nothing. */
+  private era = 0;
 
   constructor(
     readonly rpc: RpcClient,
     private readonly filter: LogFilter,
-    private readonly sizer: RangeSizer,
   ) {}
 
   /** The chain head's number. */
@@ -85,11 +86,15 @@ export class Fetcher {
   async rangeHeaders(numbers: Iterable<number>): Promise<Map<number, Header>> {
     const out = new Map<number, Header>();
     const wanted = new Set<number>();
+    const coming: Promise<void>[] = [];
     for (const n of numbers) {
       const known = this.kept.get(n);
+      const soon = known ? undefined : this.ahead.get(n);
       if (known) out.set(n, known);
+      else if (soon) coming.push(soon.then((header) => void (header ? out.set(n, header) : wanted.add(n))));
       else wanted.add(n);
     }
+    await Promise.all(coming);
     for (const [n, header] of await this.headers([...wanted])) {
       this.kept.set(n, header);
       out.set(n, header);
@@ -97,10 +102,35 @@ export class Fetcher {
     return out;
   }
 
+  /**
+   * Reads ahead the headers of blocks that ranges read soon will need, at the pace left over by the calls needed
+   * now, and keeps them. A block the node has no header for is not kept (its range asks again); a failure is its
+   * range's to meet when it asks.
+   */
+  readAhead(numbers: readonly number[]): void {
+    const wanted = numbers.filter((n) => !this.kept.has(n) && !this.ahead.has(n));
+    if (wanted.length === 0) return;
+    const era = this.era;
+    const read = this.headers(wanted, true).catch(() => new Map<number, Header>());
+    for (const n of wanted) {
+      const one = read.then((headers) => {
+        const header = headers.get(n);
+        if (this.era !== era) return undefined;
+        if (header) this.kept.set(n, header);
+        this.ahead.delete(n);
+        return header;
+      });
+      this.ahead.set(n, one);
+    }
+  }
+
   /** Forgets the headers kept for blocks up to `upTo` (committed), or all of them (the chain may have moved). */
   forgetHeaders(upTo = Number.POSITIVE_INFINITY): void {
-    if (upTo === Number.POSITIVE_INFINITY) this.kept.clear();
-    else for (const n of this.kept.keys()) if (n <= upTo) this.kept.delete(n);
+    if (upTo === Number.POSITIVE_INFINITY) {
+      this.kept.clear();
+      this.ahead.clear();
+      this.era++;
+    } else for (const n of this.kept.keys()) if (n <= upTo) this.kept.delete(n);
   }
 
   /** One block's header; null when the node has none for it (yet). */
@@ -108,13 +138,15 @@ export class Fetcher {
     return this.rpc.call<Header | null>("eth_getBlockByNumber", [toHex(number), false]);
   }
 
-  /** Headers of these blocks, those the node has. */
-  async headers(numbers: number[]): Promise<Map<number, Header>> {
+  /** Headers of these blocks, those the node has; `spare`: read ahead of need (paced after what is needed now). */
+  async headers(numbers: number[], spare = false): Promise<Map<number, Header>> {
     const out = new Map<number, Header>();
     for (let i = 0; i < numbers.length; i += BATCH) {
       const chunk = numbers.slice(i, i + BATCH);
       const results = await this.rpc.batch(
         chunk.map((n) => ({ method: "eth_getBlockByNumber", params: [toHex(n), false] })),
+        undefined,
+        spare,
       );
       results.forEach((header, j) => {
         if (header) out.set(chunk[j]!, header as Header);
@@ -124,27 +156,32 @@ export class Fetcher {
   }
 
   /**
-   * `eth_getLogs` over `[from, to]`; REFUSED when the provider refused the range's size, timed out on it or
-   * answered HTTP 504 (the sizer then shrinks); a `Cut` where it suggested a smaller range that works (read as that
-   * piece, then the rest); null when it answered `null` or that the blocks are beyond its head (not there yet).
+   * `eth_getLogs` over `[from, to]`: its answer; `refused` when the provider refused the range's size (with what
+   * its words say: a cap, a smaller range that works), timed out on it or answered HTTP 504; `not yet` when it
+   * answered `null` or that the blocks are beyond its head.
    */
-  async logs(from: number, to: number): Promise<ResultSlices | null | typeof REFUSED | Cut> {
+  async logs(from: number, to: number): Promise<LogsFact> {
     const filter = logsFilter(this.filter, from, to);
     const size = to - from + 1;
+    const notYet = (said: string): LogsFact => ({ kind: "not yet", block: from, said });
     try {
       // One block cannot be split: it is read whole whatever its size or time.
-      return await this.rpc.callSlices("eth_getLogs", [filter], {
+      const slices = await this.rpc.callSlices("eth_getLogs", [filter], {
         maxAnswerBytes: size > 1 ? MAX_LOG_ANSWER_BYTES : undefined,
         splittable: size > 1,
       });
+      return slices === null
+        ? notYet(`it answered null for the logs of blocks ${from}-${to}`)
+        : { kind: "logs", slices };
     } catch (err) {
-      if (err instanceof RpcError && isBeyondHead(err.rpcMessage)) return null;
+      if (err instanceof RpcError && isBeyondHead(err.rpcMessage)) {
+        return notYet(`it answered null for the logs of blocks ${from}-${to}`);
+      }
       if (!(err instanceof RpcError) || size <= 1) throw err;
       const refusal =
         err instanceof RangeTooSlow || err instanceof RpcAnswerTooLarge ? {} : rangeRefusal(err, from, size);
       if (!refusal) throw err;
-      this.sizer.refused(size, err, refusal);
-      return refusal.suggested && refusal.blocks !== undefined ? { cut: from + refusal.blocks } : REFUSED;
+      return { kind: "refused", blocks: size, error: err, refusal };
     }
   }
 

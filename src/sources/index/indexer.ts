@@ -20,15 +20,16 @@ import { ChainmailError } from "../../core/errors.js";
 import type { WriterLock } from "../../db/database.js";
 import { LagWait, Watch } from "./completeness.js";
 import { MAINNET_ETH_TOKENS, TOPIC } from "./decode.js";
-import { Fetcher, REFUSED } from "./fetcher.js";
+import { Fetcher } from "./fetcher.js";
 import { type HeadMode, HeadWaiter, subscriptionUrl } from "./head-subscription.js";
 import { LogDecoder } from "./log-decoder.js";
 import type { RpcUsage } from "./pacer.js";
 import { Pricing } from "./pricing.js";
 import { rangeRefusal } from "./provider-errors.js";
 import { providerOf } from "./providers.js";
+import type { ReadRange } from "./range-facts.js";
 import { RangePlanner } from "./range-planner.js";
-import { DENSE_END, RangeReader, type ReadOutcome, type ReadRange } from "./range-reader.js";
+import { RangeReader } from "./range-reader.js";
 import { type RangeSizer, sizerFor } from "./range-sizer.js";
 import { Reorgs } from "./reorg.js";
 import { RPC_UPSTREAM, RpcClient, RpcError } from "./rpc.js";
@@ -158,7 +159,7 @@ class Indexer {
   private readonly reader: RangeReader;
   private readonly pricing: Pricing;
   private readonly reorgs: Reorgs;
-  /** How many blocks the next range spans (range-sizer.ts). */
+  /** How many blocks the next range spans (range-sizer.ts): the planners' alone to change. */
   private readonly sizer: RangeSizer;
   /** Waits on blocks the node does not show complete yet (completeness.ts). */
   private readonly lag: LagWait;
@@ -202,7 +203,7 @@ class Indexer {
       requestsPerSecond: config.indexRpc.requestsPerSecond,
     };
     const rpc = new RpcClient(options.rpcUrl, rpcOptions);
-    this.fetcher = new Fetcher(rpc, { topics, addresses }, this.sizer);
+    this.fetcher = new Fetcher(rpc, { topics, addresses });
     this.lag = new LagWait(rpc.origin, config.indexRpc.lagBudgetMs, options.onNotice, options.signal);
     const ethTokens = new Set([...MAINNET_ETH_TOKENS, ...(lower(options.ethTokens) ?? [])]);
     this.pricing = new Pricing(feed, ethTokens, store, this.fetcher.readDecimals);
@@ -233,7 +234,7 @@ class Indexer {
     // A provider that refuses answers over its cap (by its table, or as its words showed) never cuts one silently:
     // a long answer's tail needs no check until it shows otherwise.
     const mayCut = () => !(provider.refusesOverCap || this.sizer.refusesOverCap) || this.sizer.seenCut;
-    this.reader = new RangeReader(this.fetcher, decoder, this.sizer, watch, mayCut, verifier);
+    this.reader = new RangeReader(this.fetcher, decoder, watch, this.sizer, mayCut, verifier);
     this.reorgs = new Reorgs(store, this.fetcher, this.lag, options.signal);
   }
 
@@ -337,33 +338,29 @@ class Indexer {
    * moving chain, drops what is in flight; the caller then starts again from the cursor.
    */
   private async catchUp(next: number, target: number, head: number): Promise<void> {
-    const plan = new RangePlanner<ReadOutcome>(next, target, this.concurrency, this.sizer, (from, to) =>
-      this.reader.read(from, to, head),
+    const plan = new RangePlanner(next, target, this.concurrency, this.sizer, (from, to, sparse) =>
+      this.reader.read(from, to, head, sparse),
     );
     try {
       for (plan.fill(); ; plan.fill()) {
         const slot = plan.take();
         if (!slot) return;
-        const range = await slot.read;
+        const fact = await slot.read;
         // Stopped: ranges already read are not committed (the cursor stays where the abort found it).
         if (this.options.signal?.aborted) return;
-        if (range === REFUSED) {
-          // Read it again as ranges of the size the provider accepts, first in line.
-          plan.inPieces(slot);
-          continue;
+        switch (fact.kind) {
+          case "refused":
+          case "cut":
+          case "dense end":
+            // Read again first in line, in the pieces the planner decides.
+            plan.again(slot, fact);
+            continue;
+          case "moved":
+            return this.reorgs.chainMoved(slot.from, slot.to);
+          case "not yet":
+            return this.lag.wait(fact.block, fact.said, async () => (await this.nextBlock()) - 1);
         }
-        if (range === DENSE_END) {
-          plan.apartAt(slot, slot.to);
-          continue;
-        }
-        if (!range) return this.reorgs.chainMoved(slot.from, slot.to);
-        if ("cut" in range) {
-          // Cut off silently (the blocks before the last one it reached, then that block on), or refused with a
-          // smaller range suggested (that range, then the rest).
-          plan.apartAt(slot, range.cut);
-          continue;
-        }
-        if ("said" in range) return this.lag.wait(range.block, range.said, async () => (await this.nextBlock()) - 1);
+        const range = fact.range;
         this.reorgs.consistent();
         this.lag.complete();
         // The next reads start while this range commits: it holds its records now, no longer its logs.

@@ -42,11 +42,24 @@ export function sizerFor(rule: LogRangeRule, maxRange?: number): RangeSizer {
   return new RangeSizer(largest, Math.min(largest, promised), true);
 }
 
-export class RangeSizer {
+/** What the sizer learnt of the provider's answers, read-only: what the range reader's checks go by. */
+export interface AnswerCaps {
+  /** The provider refused an answer for its count of logs: it refuses over its cap rather than cutting silently. */
+  readonly refusesOverCap: boolean;
+  /** The provider has shown that it cuts answers off silently. */
+  readonly seenCut: boolean;
+  /** Counts at which an answer may have been cut off silently: the known caps and any learned. */
+  suspectCounts(known: readonly number[]): Set<number>;
+}
+
+/**
+ * The range planner's (range-planner.ts), which alone changes it from the facts reads report (range-facts.ts);
+ * others see it as `AnswerCaps`.
+ */
+export class RangeSizer implements AnswerCaps {
   /** Blocks of the next range. */
   size: number;
-  /** Logs per block in the last range read. */
-  density = 0;
+  private logsPerBlock = 0;
   /** The range never grows past this: a size refused recently, or the provider's stated cap. */
   private ceiling: number;
   /** The ceiling is the provider's stated cap. */
@@ -57,11 +70,9 @@ export class RangeSizer {
   /** Logs at which the provider was seen to cut an answer off silently. */
   private logCap = Number.POSITIVE_INFINITY;
 
-  /**
-   * The size is a guess, not learnt from a read: ranges are read one at a time (range-planner.ts) until a read
-   * shows the density, so that a guess too large for a dense chain is refused once, not once per range in flight.
-   */
-  probing: boolean;
+  /** The size is a guess (see `probing`). */
+  private guessing: boolean;
+  private refusedOverCap = false;
 
   constructor(
     private readonly maxRange: number,
@@ -74,7 +85,25 @@ export class RangeSizer {
   ) {
     this.size = Math.min(maxRange, first);
     this.ceiling = maxRange;
-    this.probing = promised;
+    this.guessing = promised;
+  }
+
+  /** Logs per block in the last range read. */
+  get density(): number {
+    return this.logsPerBlock;
+  }
+
+  /**
+   * The size is a guess, not learnt from a read: ranges are read one at a time (range-planner.ts) until a read
+   * shows the density, so that a guess too large for a dense chain is refused once, not once per range in flight.
+   */
+  get probing(): boolean {
+    return this.guessing;
+  }
+
+  /** The provider refused an answer for its count of logs: it refuses over its cap rather than cutting silently. */
+  get refusesOverCap(): boolean {
+    return this.refusedOverCap;
   }
 
   /** Logs a range aims at: LOGS_PER_RANGE, or half a silent cap once one is known. */
@@ -92,12 +121,12 @@ export class RangeSizer {
 
   /** After `logs` logs came back for `blocks` blocks: grow (not past the ceiling, nor the target at this density). */
   read(blocks: number, logs: number): void {
-    this.probing = false;
+    this.guessing = false;
     if (++this.sinceRefusal >= PROBE_AFTER && !this.stated) {
       this.ceiling = this.maxRange;
       this.refusedAt = Number.POSITIVE_INFINITY;
     }
-    this.density = logs / blocks;
+    this.logsPerBlock = logs / blocks;
     const dense = logs > 0 ? Math.floor((blocks * this.target) / logs) : Number.POSITIVE_INFINITY;
     // Doubling the size just read, not the current size that concurrent reads may have doubled already; after a
     // refusal, halfway to the size refused. A range smaller than the size (a piece of one read again, the end of
@@ -116,10 +145,10 @@ export class RangeSizer {
    * the fetcher reads it as a piece and the rest, and the sizer only stops guessing until that piece is read.
    */
   refused(blocks: number, err: RpcError, refusal: RangeRefusal = {}): void {
-    if (refusal.overLogCap) this.refusesOverCap = true;
+    if (refusal.overLogCap) this.refusedOverCap = true;
     if (refusal.suggested) {
       if (refusal.cap !== undefined) this.capped(blocks, refusal.cap);
-      this.probing = true;
+      this.guessing = true;
       return;
     }
     const stated = refusal.blocks;
@@ -127,7 +156,7 @@ export class RangeSizer {
       // Only says this stretch is dense: as dense as its size says at ~500 bytes a log.
       const suggested = Math.floor((blocks * err.limit) / ((err.bytes ?? err.limit * 2) * 2));
       this.size = Math.max(1, Math.min(blocks - 1, this.size, suggested));
-      this.density = Math.max(this.density, (err.bytes ?? err.limit) / (LOG_BYTES * blocks));
+      this.logsPerBlock = Math.max(this.logsPerBlock, (err.bytes ?? err.limit) / (LOG_BYTES * blocks));
       return;
     }
     this.sinceRefusal = 0;
@@ -148,9 +177,6 @@ export class RangeSizer {
     this.size = Math.max(1, Math.min(blocks - 1, this.size, cap));
   }
 
-  /** The provider refused an answer for its count of logs: it refuses over its cap rather than cutting silently. */
-  refusesOverCap = false;
-
   /** Whether the provider has shown that it cuts answers off silently. */
   get seenCut(): boolean {
     return Number.isFinite(this.logCap);
@@ -159,7 +185,7 @@ export class RangeSizer {
   /** An answer of `logs` logs turned out cut off: plan ranges to hold half as many from now on. */
   cutAt(logs: number): void {
     this.logCap = Math.min(this.logCap, logs);
-    this.size = Math.max(1, Math.min(this.size, Math.floor(this.target / Math.max(this.density, 1e-9))));
+    this.size = Math.max(1, Math.min(this.size, Math.floor(this.target / Math.max(this.logsPerBlock, 1e-9))));
   }
 
   /** Counts at which an answer may have been cut off silently: the known caps and any learned here. */
@@ -169,12 +195,12 @@ export class RangeSizer {
 
   /** Plans for a range that turned out denser than planned (its end block's bloom is full). */
   denseAhead(): void {
-    this.density = Math.max(this.density, LOGS_PER_RANGE);
+    this.logsPerBlock = Math.max(this.logsPerBlock, LOGS_PER_RANGE);
     this.size = 1;
   }
 
   /** Shrinks the next ranges to the density now known (a range planned before it was learnt is planned again). */
   replan(): void {
-    this.size = Math.min(this.size, Math.max(1, Math.floor(this.target / this.density)));
+    this.size = Math.min(this.size, Math.max(1, Math.floor(this.target / this.logsPerBlock)));
   }
 }

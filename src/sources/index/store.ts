@@ -9,35 +9,9 @@ import { ChainmailError } from "../../core/errors.js";
 import { type Database, displayTarget, isPostgresUrl, openDatabase, type Row, type Sql } from "../../db/database.js";
 import { appliedVersion, isMissingTable } from "../../db/migrate.js";
 import { announceCommit, COMMITS_CHANNEL } from "./commits.js";
-import type { Kind } from "./decode.js";
+import { ACTIVITY_COLUMNS, type ActivityRow, activityRow } from "./record.js";
 
-/** One row of `activity`, as stored. */
-export interface ActivityRow {
-  block_number: number;
-  log_index: number;
-  batch_index: number;
-  kind: Kind;
-  contract: string;
-  /** Decimal string (uint256). */
-  token_id: string;
-  from_addr: string;
-  to_addr: string;
-  /** Decimal string (uint256). */
-  quantity: string;
-  tx_hash: string;
-  block_hash: string;
-  /** Unix seconds of the block. */
-  timestamp: number;
-  /** `null` for contracts older than both standards (CryptoPunks). */
-  contract_type: string | null;
-  marketplace: string | null;
-  /** `null` for ETH, else the ERC-20 token address. */
-  currency: string | null;
-  /** Exact decimal string in whole units of the currency. */
-  price: string | null;
-  /** Decimal string: exact on PostgreSQL; SQLite keeps a double. */
-  price_usd: string | null;
-}
+export type { ActivityRow } from "./record.js";
 
 /** A position in chain order: the keyset key of every query. */
 export interface Position {
@@ -87,56 +61,8 @@ export interface RangeWrite {
   lastBlock: number;
 }
 
-const COLUMNS = [
-  "block_number",
-  "log_index",
-  "batch_index",
-  "kind",
-  "contract",
-  "token_id",
-  "from_addr",
-  "to_addr",
-  "quantity",
-  "tx_hash",
-  "block_hash",
-  "timestamp",
-  "contract_type",
-  "marketplace",
-  "currency",
-  "price",
-  "price_usd",
-] as const;
-
-/** The columns a page selects, in `COLUMNS` order: `activityRow` reads each row's values by these positions. */
-const SELECTED = COLUMNS.join(", ");
-
-/**
- * A row as the engines return it (its values in `COLUMNS` order): PostgreSQL NUMERICs as strings, SQLite's REAL
- * price_usd as a number. Rows are read as arrays and copied into one literal: no object with named keys is
- * built per row by the driver (node:sqlite's are dictionaries, slow to read), and every record has one shape.
- */
-function activityRow(v: unknown[]): ActivityRow {
-  const priceUsd = v[16] as string | number | null;
-  return {
-    block_number: v[0] as number,
-    log_index: v[1] as number,
-    batch_index: v[2] as number,
-    kind: v[3] as Kind,
-    contract: v[4] as string,
-    token_id: v[5] as string,
-    from_addr: v[6] as string,
-    to_addr: v[7] as string,
-    quantity: v[8] as string,
-    tx_hash: v[9] as string,
-    block_hash: v[10] as string,
-    timestamp: v[11] as number,
-    contract_type: v[12] as string | null,
-    marketplace: v[13] as string | null,
-    currency: v[14] as string | null,
-    price: v[15] as string | null,
-    price_usd: priceUsd === null ? null : String(priceUsd),
-  };
-}
+/** The columns a page selects, in `ACTIVITY_COLUMNS` order: `activityRow` reads each row's values by position. */
+const SELECTED = ACTIVITY_COLUMNS.join(", ");
 
 export class IndexStore {
   private constructor(readonly db: Database) {}
@@ -242,7 +168,7 @@ export class IndexStore {
 
   /** Inserts records that are not there yet and keeps the row count in step. */
   private async insert(tx: Sql, rows: ActivityRow[]): Promise<number> {
-    const inserted = await tx.insertMany("activity", COLUMNS, rows as unknown as Row[], "ignore");
+    const inserted = await tx.insertMany("activity", ACTIVITY_COLUMNS, rows as unknown as Row[], "ignore");
     if (inserted) await this.addRows(tx, inserted);
     return inserted;
   }

@@ -17,10 +17,11 @@
 import { urlProblem } from "../../core/env.js";
 import { ChainmailError } from "../../core/errors.js";
 import { isBloom } from "./bloom.js";
-import { type Cut, HEAD_CHECK_DEPTH, type Header, type NotYet, readReceipts, type Watch } from "./completeness.js";
+import { type Checked, HEAD_CHECK_DEPTH, type Header, readReceipts, STANDS, type Watch } from "./completeness.js";
 import type { RawLog } from "./decode.js";
 import { type LogFilter, logsFilter } from "./fetcher.js";
 import { isBeyondHead, isUnknownBlock, rangeRefusal } from "./provider-errors.js";
+import type { NotYet } from "./range-facts.js";
 import type { ResultSlices } from "./result-slices.js";
 import { hexToNumber, RangeTooSlow, RPC_UPSTREAM, RpcAnswerTooLarge, type RpcClient, RpcError } from "./rpc.js";
 
@@ -106,32 +107,29 @@ export class HeadVerifier {
   }
 
   /**
-   * Checks the range's blocks within the head window: undefined when they stand as read; a `Cut` or `NotYet` for
-   * the range to be read again; or, for a single-block range whose answer left logs out, the block's watched logs
-   * from its receipts, to replace the answer's.
+   * Checks the range's blocks within the head window: they stand as read; the range is to be read again (a cut,
+   * a block not complete yet); or, for a single-block range whose answer left logs out, the block's watched logs
+   * from its receipts replace the answer's.
    */
-  async check(range: ReadForCheck): Promise<Cut | NotYet | RawLog[] | undefined> {
+  async check(range: ReadForCheck): Promise<Checked> {
     const first = Math.max(range.from, range.head - HEAD_CHECK_DEPTH + 1);
-    if (first > range.to) return undefined;
+    if (first > range.to) return STANDS;
     let perBlock = range.perBlock;
-    let replaced: RawLog[] | undefined;
+    let outcome = STANDS;
     if (this.receipts) {
-      const outcome = await this.againstReceipts(range, first);
-      if (outcome && !Array.isArray(outcome)) return outcome;
-      if (outcome) {
-        replaced = outcome;
-        perBlock = new Map([[range.from, outcome.length]]);
-      }
+      outcome = await this.againstReceipts(range, first);
+      if (outcome.kind === "cut" || outcome.kind === "not yet") return outcome;
+      if (outcome.kind === "replaced") perBlock = new Map([[range.from, outcome.logs.length]]);
     }
     if (this.second) {
       const disagreement = await this.againstSecond(this.second, range, first, perBlock);
       if (disagreement) return disagreement;
     }
-    return replaced;
+    return outcome;
   }
 
   /** Each block of `[first, range.to]` that may hold a watched log, counted against its receipts. */
-  private async againstReceipts(range: ReadForCheck, first: number): Promise<Cut | NotYet | RawLog[] | undefined> {
+  private async againstReceipts(range: ReadForCheck, first: number): Promise<Checked> {
     const { rpc, watch } = this.parts;
     const numbers: number[] = [];
     for (let n = first; n <= range.to; n++) numbers.push(n);
@@ -140,7 +138,7 @@ export class HeadVerifier {
     const checked: number[] = [];
     for (const n of numbers) {
       const header = range.headers.get(n) ?? fetched.get(n);
-      if (!header) return { block: n, said: "it answered null for the block's header" };
+      if (!header) return { kind: "not yet", block: n, said: "it answered null for the block's header" };
       // A bloom never leaves out what its block holds: one that cannot hold a watched log needs no receipts.
       if ((range.perBlock.get(n) ?? 0) === 0 && isBloom(header.logsBloom) && !watch.mayHold(header)) continue;
       checked.push(n);
@@ -152,22 +150,28 @@ export class HeadVerifier {
       );
       for (const [j, whole] of wholes.entries()) {
         const n = chunk[j]!;
-        if ("incomplete" in whole) return { block: n, said: `checked against its receipts, ${whole.incomplete}` };
+        if ("incomplete" in whole) {
+          return { kind: "not yet", block: n, said: `checked against its receipts, ${whole.incomplete}` };
+        }
         const answered = range.perBlock.get(n) ?? 0;
         const held = whole.logs.length;
         if (held === answered) continue;
         if (held < answered) {
-          return { block: n, said: `its receipts hold ${held} watched logs, its logs answer ${answered}` };
+          return {
+            kind: "not yet",
+            block: n,
+            said: `its receipts hold ${held} watched logs, its logs answer ${answered}`,
+          };
         }
         const alone = range.from === range.to;
         this.parts.notice?.(
           `block ${n}: the logs answer held ${answered} of the ${held} watched logs its receipts hold: ${alone ? "taking them from its receipts" : "reading the block on its own"}`,
         );
         // A single block takes its receipts' logs; a longer range is read again with this block apart.
-        return alone ? whole.logs : { cut: n > range.from ? n : n + 1 };
+        return alone ? { kind: "replaced", logs: whole.logs } : { kind: "cut", at: n > range.from ? n : n + 1 };
       }
     }
-    return undefined;
+    return STANDS;
   }
 
   /** The second endpoint's watched logs of `[first, range.to]`, block by block, against the first's. */
@@ -189,12 +193,16 @@ export class HeadVerifier {
       const ours = perBlock.get(n) ?? 0;
       const their = theirs.get(n);
       if (ours !== (their?.logs ?? 0)) {
-        return { block: n, said: `${where} answered ${their?.logs ?? 0} watched logs for it, this one ${ours}` };
+        return {
+          kind: "not yet",
+          block: n,
+          said: `${where} answered ${their?.logs ?? 0} watched logs for it, this one ${ours}`,
+        };
       }
       // The answer's hash of the block, else (its logs taken from its receipts) the header's.
       const hash = range.blocks.get(n) ?? range.headers.get(n)?.hash.toLowerCase();
       if (their && their.hash !== hash) {
-        return { block: n, said: `${where} has it as ${their.hash}, this one as ${hash}` };
+        return { kind: "not yet", block: n, said: `${where} has it as ${their.hash}, this one as ${hash}` };
       }
     }
     return undefined;
@@ -218,7 +226,7 @@ export class HeadVerifier {
     } catch (err) {
       if (!(err instanceof RpcError)) throw err;
       if (isBeyondHead(err.rpcMessage) || isUnknownBlock(err.rpcMessage)) {
-        return { block: from, said: `${where} answered "${err.rpcMessage}" for blocks ${from}-${to}` };
+        return { kind: "not yet", block: from, said: `${where} answered "${err.rpcMessage}" for blocks ${from}-${to}` };
       }
       const tooLarge =
         err instanceof RangeTooSlow || err instanceof RpcAnswerTooLarge || rangeRefusal(err, from, to - from + 1);
@@ -231,19 +239,23 @@ export class HeadVerifier {
       for (const [n, counted] of after) before.set(n, counted);
       return before;
     }
-    if (answer === null) return { block: from, said: `${where} answered null for the logs of blocks ${from}-${to}` };
+    if (answer === null) {
+      return { kind: "not yet", block: from, said: `${where} answered null for the logs of blocks ${from}-${to}` };
+    }
     const counted = new Map<number, { logs: number; hash: string }>();
     for (const slice of answer.slices(1_000)) {
       for (const log of slice as RawLog[]) {
         if (log?.removed) continue;
         if (typeof log?.blockNumber !== "string" || typeof log.blockHash !== "string") {
-          return { block: from, said: `${where} answered a log without a block number or hash` };
+          return { kind: "not yet", block: from, said: `${where} answered a log without a block number or hash` };
         }
         const n = hexToNumber(log.blockNumber);
         const hash = log.blockHash.toLowerCase().slice(0, 66);
         const seen = counted.get(n);
         // Logs of one block under two hashes: the chain moved under its read.
-        if (seen && seen.hash !== hash) return { block: n, said: `${where} answered logs of it under two hashes` };
+        if (seen && seen.hash !== hash) {
+          return { kind: "not yet", block: n, said: `${where} answered logs of it under two hashes` };
+        }
         counted.set(n, { logs: (seen?.logs ?? 0) + 1, hash });
       }
     }
