@@ -174,26 +174,4 @@ describe("the pacer", () => {
     expect(stated.unit).toBe("requests");
     expect(stated.currentRate).toBeCloseTo(22.5, 5);
   });
-
-  it("lets calls read ahead of need go only when no needed call waits, in the budget left over", async () => {
-    let clock = 0;
-    const pacer = new Pacer({
-      provider: PROVIDER.alchemy,
-      unitsPerSecond: 300,
-      wait: async (ms) => {
-        clock += ms;
-      },
-      now: () => clock,
-    });
-    const headers = Array.from({ length: 10 }, () => ({ method: "eth_getBlockByNumber" }));
-    const order: string[] = [];
-    // The bucket is emptied first, so that every call below waits its turn.
-    await pacer.take(headers);
-    const spare = [1, 2].map((n) => pacer.take(headers, true).then(() => order.push(`ahead ${n}`)));
-    const needed = [1, 2].map((n) => pacer.take([{ method: "eth_getLogs" }]).then(() => order.push(`logs ${n}`)));
-    await Promise.all([...spare, ...needed]);
-    expect(order).toEqual(["logs 1", "logs 2", "ahead 1", "ahead 2"]);
-    // At the paced rate all the same: the 470 CU after the first batch at 0.9 × 300 CU/s.
-    expect(clock).toBeGreaterThan(((75 * 2 + 160 * 2) / 270) * 1000 * 0.9);
-  });
 });

@@ -19,8 +19,6 @@
  *   of throttled calls rises clearly above theirs.
  * - A batch is cut into pieces that cost at most about a second of the plan: a larger one never fits a provider's
  *   one-second window and would be throttled for ever.
- * - Calls asked for ahead of need (`spare`: headers read ahead while logs are decoded) go only when no other call
- *   waits: they spend the budget the process leaves unused while it is busy, never holding a needed call back.
  * It also counts what was spent: calls by method, units, throttled calls, for the usage report.
  */
 import { costOf, type Provider } from "./providers.js";
@@ -74,13 +72,6 @@ const OUTAGE_MS = 1_500;
 const HISTORY = 8;
 /** Outcomes remembered for the recent throttled share. */
 const RECENT = 64;
-
-/** A request waiting for the bucket. */
-interface Waiter {
-  cost: number;
-  resolve: () => void;
-  reject: (err: unknown) => void;
-}
 
 /** Calls answered between two decreases: how many, how many throttled, and the rate they went at (summed). */
 interface Epoch {
@@ -143,9 +134,8 @@ export class Pacer {
   /** Units sent in the last second (for the first rate of an unpaced client). */
   private sent: { at: number; cost: number }[] = [];
   private readonly now: () => number;
-  /** Requests waiting for the bucket, in order; those asked ahead of need apart, served after them. */
-  private readonly queue: Waiter[] = [];
-  private readonly spareQueue: Waiter[] = [];
+  /** Requests waiting for the bucket, in order. */
+  private readonly queue: { cost: number; resolve: () => void; reject: (err: unknown) => void }[] = [];
   private pumping = false;
   /** When a call was last served, and the pace then (undefined: not paced yet). */
   private lastServed: number;
@@ -179,11 +169,8 @@ export class Pacer {
     return this.priced ? costOf(this.options.provider, calls)! : calls.length;
   }
 
-  /**
-   * Waits until `calls` may be sent at the paced rate, and counts them as sent; `spare`: asked ahead of need, they
-   * wait until no other request does.
-   */
-  async take(calls: readonly { method: string }[], spare = false): Promise<void> {
+  /** Waits until `calls` may be sent at the paced rate, and counts them as sent. */
+  async take(calls: readonly { method: string }[]): Promise<void> {
     const cost = this.cost(calls);
     for (const call of calls) this.counts.calls[call.method] = (this.counts.calls[call.method] ?? 0) + 1;
     this.counts.units += cost;
@@ -193,7 +180,7 @@ export class Pacer {
     this.note(now, cost);
     if (this.rate === undefined) return;
     await new Promise<void>((resolve, reject) => {
-      (spare ? this.spareQueue : this.queue).push({ cost, resolve, reject });
+      this.queue.push({ cost, resolve, reject });
       void this.pump();
     });
   }
@@ -207,17 +194,16 @@ export class Pacer {
     if (this.pumping) return;
     this.pumping = true;
     try {
-      while (this.queue.length > 0 || this.spareQueue.length > 0) {
+      while (this.queue.length > 0) {
         const now = this.now();
         this.adjust(now);
         if (this.rate === undefined) break;
         this.refill(now);
-        const line = this.queue.length > 0 ? this.queue : this.spareQueue;
-        const head = line[0]!;
+        const head = this.queue[0]!;
         const need = Math.min(head.cost, this.capacity());
         if (this.tokens >= need) {
           this.tokens -= head.cost;
-          line.shift();
+          this.queue.shift();
           head.resolve();
           continue;
         }
@@ -225,10 +211,10 @@ export class Pacer {
         // At least a millisecond: the clock's grain (a shorter wait could find the bucket unchanged for ever).
         await this.options.wait(Math.max(1, Math.min(PUMP_STEP_MS, ((need - this.tokens) / this.rate) * 1000)));
       }
-      for (const waiter of [...this.queue.splice(0), ...this.spareQueue.splice(0)]) waiter.resolve();
+      for (const waiter of this.queue.splice(0)) waiter.resolve();
     } catch (err) {
       // Aborted: every waiting request fails with it.
-      for (const waiter of [...this.queue.splice(0), ...this.spareQueue.splice(0)]) waiter.reject(err);
+      for (const waiter of this.queue.splice(0)) waiter.reject(err);
     } finally {
       this.pumping = false;
     }
