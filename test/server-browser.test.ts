@@ -56,9 +56,11 @@ describe.skipIf(!existsSync(CHROMIUM))("/docs in a browser", () => {
 
     // The service requires a bearer token here (operator credentials are configured).
     await page.locator("button.authorize").first().click();
-    await page.locator(".auth-container input").first().fill(TOKEN);
-    await page.locator(".auth-btn-wrapper button.authorize").click();
-    await page.locator("button.btn-done").click();
+    // The dialog lists the bearer scheme first, then Basic (Mailjet's event callbacks): only the bearer is set.
+    const bearer = page.locator(".auth-container").filter({ hasText: "Bearer" });
+    await bearer.locator("input").first().fill(TOKEN);
+    await bearer.locator(".auth-btn-wrapper button.authorize").click();
+    await bearer.locator("button.btn-done").click();
 
     const op = page.locator("#operations-nodes-nft-transactions-by-token");
     await op.locator(".opblock-summary").click();
