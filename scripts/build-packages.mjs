@@ -23,6 +23,8 @@ const LEFT_OUT = {
     "The own index (NFT_SOURCE=index) is not part of this workflow package: run `chainmail serve` with NFT_SOURCE=index next to it and choose the chainmail service as the source.",
   "transports/smtp/transport": "The SMTP transport is not part of this workflow package: it sends through Mailjet.",
   "transports/outbox/transport": "The outbox transport is not part of this workflow package: it sends through Mailjet.",
+  "mail/open":
+    "The mail lifecycle store (CHAINMAIL_MAIL_DB) is not part of this workflow package: run `chainmail serve` with it and send through the chainmail service.",
 };
 
 const leaveOut = {

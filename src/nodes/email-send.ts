@@ -1,6 +1,6 @@
+import { setting } from "../core/env.js";
 import { toErrorPayload, type Violation } from "../core/errors.js";
 import { defineNode, type RunContext } from "../core/node.js";
-import { mailStoreOf } from "../mail/open.js";
 import { holdSuppressed, mergeHeld, sendRecords } from "../mail/send-guard.js";
 import type { MailStore, SendRecord } from "../mail/store.js";
 import { withUnsubscribeHeaders } from "../mail/unsubscribe.js";
@@ -28,7 +28,7 @@ export const emailSend = defineNode({
   check: ({ params, request }, ctx) => [...checkRequest(request), ...transportViolations(ctx.config, params, request)],
   run: async ({ params, request }, ctx) => {
     const transport = await resolveMailTransport(ctx.config);
-    const store = await mailStoreOf(ctx.config.env);
+    const store = await mailStore(ctx.config.env);
     const held = await holdSuppressed(store, request);
     // Mailjet writes its own List-Unsubscribe in place of any given: its `unsub` event does that job there.
     const outgoing = transport.name === "mailjet" ? held.request : withUnsubscribeHeaders(held.request, ctx.config.env);
@@ -38,6 +38,16 @@ export const emailSend = defineNode({
     return Object.fromEntries(Object.entries(outcome).filter(([, v]) => v !== undefined));
   },
 });
+
+/**
+ * The mail store CHAINMAIL_MAIL_DB names, if any. Loaded only then: the workflow packages keep no store and carry
+ * no database driver (n8n refuses a package that reaches the file system).
+ */
+async function mailStore(env: RunContext["config"]["env"]): Promise<MailStore | undefined> {
+  if (setting(env, "CHAINMAIL_MAIL_DB") === undefined) return undefined;
+  const { mailStoreOf } = await import("../mail/open.js");
+  return mailStoreOf(env);
+}
 
 /**
  * What went out is recorded for the lifecycle. A store that fails now must not turn a sent batch into an error
