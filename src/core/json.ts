@@ -250,7 +250,7 @@ export function stringifyJson(value: unknown, indent?: number): string {
   }
   // What must come out as a bare number goes through as a string marked with a nonce of this call, then loses its
   // quotes: no string of the value can carry the mark (it is unguessable), so none is ever unquoted by mistake.
-  const nonce = globalThis.crypto.randomUUID().replaceAll("-", "");
+  const nonce = crypto.randomUUID().replaceAll("-", "");
   const mark = `\u0000${nonce}:`;
   const text = JSON.stringify(
     value,
