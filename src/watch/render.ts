@@ -133,17 +133,7 @@ export function eachMessage(
   customId: string,
   unsubscribeUrl?: string,
 ): EmailMessage {
-  const variables = { ...recordVariables(record, rule.id), unsubscribe_url: unsubscribeUrl ?? "" };
-  const template = { ...EACH_DEFAULTS, ...definedParts(rule.mail) };
-  return {
-    ...envelope(rule, customId),
-    Subject: subjectLine(fill(template.subject, variables, false)),
-    ...withLink(
-      { TextPart: fill(template.text, variables, false), HTMLPart: fill(template.html, variables, true) },
-      rule.mail,
-      unsubscribeUrl,
-    ),
-  };
+  return singleMessage(rule, EACH_DEFAULTS, recordVariables(record, rule.id), customId, unsubscribeUrl);
 }
 
 /** `group: "transaction"`: the message for one transaction's records, oldest first. */
@@ -153,8 +143,19 @@ export function transactionMessage(
   customId: string,
   unsubscribeUrl?: string,
 ): EmailMessage {
-  const variables = { ...groupVariables(records, rule.id), unsubscribe_url: unsubscribeUrl ?? "" };
-  const template = { ...GROUP_DEFAULTS, ...definedParts(rule.mail) };
+  return singleMessage(rule, GROUP_DEFAULTS, groupVariables(records, rule.id), customId, unsubscribeUrl);
+}
+
+/** A message with one set of variables (a record's, or a transaction's): the rule's parts over `defaults`. */
+function singleMessage(
+  rule: Rule,
+  defaults: { subject: string; text: string; html: string },
+  recordOrGroup: Record<string, string>,
+  customId: string,
+  unsubscribeUrl: string | undefined,
+): EmailMessage {
+  const variables = { ...recordOrGroup, unsubscribe_url: unsubscribeUrl ?? "" };
+  const template = { ...defaults, ...definedParts(rule.mail) };
   return {
     ...envelope(rule, customId),
     Subject: subjectLine(fill(template.subject, variables, false)),
