@@ -119,7 +119,8 @@ describe.skipIf(process.platform === "win32")("Ctrl-C during chainmail demo", ()
     ["while it deploys the contracts", "1. anvil", false, "Stopped during start-up"],
     ["while it creates activity", "2. deployed", false, "Stopped during start-up"],
     ["while it indexes", "3. created activity", false, "Stopped during start-up"],
-    ["right after the service answers /healthz", "5. HTTP service", true, "Stopped during start-up"],
+    // The rest of the start-up can finish before the signal lands (the watch now wakes at once): either ending is a stop that says so.
+    ["right after the service answers /healthz", "5. HTTP service", true, /Stopped during start-up|Stopped: service, indexer, watch and anvil are down\./],
     ["while the watch starts", "6. sales digest", false, "Stopped during start-up"],
     ["once it runs", "Press Ctrl-C", false, "Stopped: service, indexer, watch and anvil are down."],
   ])(
@@ -128,7 +129,9 @@ describe.skipIf(process.platform === "win32")("Ctrl-C during chainmail demo", ()
       const end = await interruptAt(marker, healthz);
       expect(end.status, end.output).toBe(0);
       expect(end.output, end.output).toContain("SIGINT: stopping…");
-      expect(end.output.trimEnd().split("\n").at(-1), end.output).toContain(said);
+      const last = end.output.trimEnd().split("\n").at(-1) ?? "";
+      if (typeof said === "string") expect(last, end.output).toContain(said);
+      else expect(last, end.output).toMatch(said);
       expect(end.groupAlive, end.output).toBe(false);
       expect(await refused(end.service), end.output).toBe(true);
       expect(await refused(end.anvil), end.output).toBe(true);
