@@ -120,7 +120,12 @@ describe.skipIf(process.platform === "win32")("Ctrl-C during chainmail demo", ()
     ["while it creates activity", "2. deployed", false, "Stopped during start-up"],
     ["while it indexes", "3. created activity", false, "Stopped during start-up"],
     // The rest of the start-up can finish before the signal lands (the watch now wakes at once): either ending is a stop that says so.
-    ["right after the service answers /healthz", "5. HTTP service", true, /Stopped during start-up|Stopped: service, indexer, watch and anvil are down\./],
+    [
+      "right after the service answers /healthz",
+      "5. HTTP service",
+      true,
+      /Stopped during start-up|Stopped: service, indexer, watch and anvil are down\./,
+    ],
     ["while the watch starts", "6. sales digest", false, "Stopped during start-up"],
     ["once it runs", "Press Ctrl-C", false, "Stopped: service, indexer, watch and anvil are down."],
   ])(
