@@ -1,11 +1,11 @@
 /**
- * The bloom checks' hashing on its own (src/sources/index/keccak.ts): Keccak-256 read straight from hex text equals
+ * The bloom checks' hashing on its own (src/chain/keccak.ts): Keccak-256 read straight from hex text equals
  * viem's, and refuses anything that is not even-length hex. Fixed seed (PROPS_SEED); PROPS_RUNS cases (default 300).
  */
 import fc from "fast-check";
 import { keccak256 as viemKeccak } from "viem";
 import { describe, expect, it } from "vitest";
-import { keccak256Hex } from "../src/sources/index/keccak.js";
+import { keccak256Hex } from "../src/chain/keccak.js";
 
 const RUNS = Number(process.env.PROPS_RUNS ?? 300);
 const SEED = Number(process.env.PROPS_SEED ?? 23);

@@ -8,17 +8,17 @@
 import fc from "fast-check";
 import { encodeAbiParameters, type Hex } from "viem";
 import { describe, expect, it } from "vitest";
-import { CONSECUTIVE_CAP, decodeTransfer, type RawLog, TOPIC, WETH } from "../src/sources/index/decode.js";
-import { CRYPTOPUNKS } from "../src/sources/index/venues/cryptopunks.js";
-import { FOUNDATION_MARKET } from "../src/sources/index/venues/foundation.js";
-import { venueTable } from "../src/sources/index/venues/index.js";
-import { LOOKSRARE_V1, LOOKSRARE_V2 } from "../src/sources/index/venues/looksrare.js";
-import { RARIBLE_V1, RARIBLE_V2 } from "../src/sources/index/venues/rarible.js";
-import { ORDER_FULFILLED, SEAPORT_VENUES } from "../src/sources/index/venues/seaport.js";
-import { SUPERRARE_BAZAAR, SUPERRARE_MARKET_AUCTION } from "../src/sources/index/venues/superrare.js";
-import type { TransactionInfo } from "../src/sources/index/venues/venue.js";
-import { WYVERN_V2 } from "../src/sources/index/venues/wyvern.js";
-import { ZORA_AUCTION_HOUSE } from "../src/sources/index/venues/zora.js";
+import { CONSECUTIVE_CAP, decodeTransfer, type RawLog, TOPIC, WETH } from "../src/ingest/decode.js";
+import { CRYPTOPUNKS } from "../src/ingest/venues/cryptopunks.js";
+import { FOUNDATION_MARKET } from "../src/ingest/venues/foundation.js";
+import { venueTable } from "../src/ingest/venues/index.js";
+import { LOOKSRARE_V1, LOOKSRARE_V2 } from "../src/ingest/venues/looksrare.js";
+import { RARIBLE_V1, RARIBLE_V2 } from "../src/ingest/venues/rarible.js";
+import { ORDER_FULFILLED, SEAPORT_VENUES } from "../src/ingest/venues/seaport.js";
+import { SUPERRARE_BAZAAR, SUPERRARE_MARKET_AUCTION } from "../src/ingest/venues/superrare.js";
+import type { TransactionInfo } from "../src/ingest/venues/venue.js";
+import { WYVERN_V2 } from "../src/ingest/venues/wyvern.js";
+import { ZORA_AUCTION_HOUSE } from "../src/ingest/venues/zora.js";
 import { address, orderFulfilledData, topic, word } from "./index-helpers.js";
 
 const table = venueTable();

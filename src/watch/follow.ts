@@ -99,8 +99,8 @@ export async function findFloor(rule: Rule, ctx: FollowContext): Promise<Positio
   if (rule.start_block !== undefined) return floorOfStart(rule.start_block, now);
   if (ctx.source === "index" || ctx.source === "index+opensea") {
     const [{ indexStatus }, { isMissingIndex }] = await Promise.all([
-      import("../sources/index/source.js"),
-      import("../sources/index/store.js"),
+      import("../sources/own-index/source.js"),
+      import("../sources/own-index/store.js"),
     ]);
     // No index at all yet (its writer is starting) is the same as one that has not seen the chain.
     const status = await indexStatus(ctx.config).catch((err: unknown) => {

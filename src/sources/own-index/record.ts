@@ -9,8 +9,9 @@
  * logs' own `blockTimestamp` or the block's header (`stampTimes`), and the `price_usd` of a sale priced before the
  * range's first feed answer at its commit (pricing.ts).
  */
-import type { Activity, Kind } from "./decode.js";
-import { type Header, hexToNumber } from "./rpc.js";
+
+import { type Header, hexToNumber } from "../../chain/rpc.js";
+import type { Activity, Kind } from "../../ingest/decode.js";
 
 /** A sale's price as decoded: the amount in whole units of its currency, and in USD when the feed tells. */
 export interface Price {

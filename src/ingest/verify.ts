@@ -14,16 +14,16 @@
  *   endpoint that cannot be read stops the run, naming it: it is never skipped.
  */
 
-import { urlProblem } from "../../core/env.js";
-import { ChainmailError } from "../../core/errors.js";
-import { isBloom } from "./bloom.js";
+import { isBloom } from "../chain/bloom.js";
+import { isBeyondHead, isUnknownBlock, rangeRefusal } from "../chain/provider-errors.js";
+import type { ResultSlices } from "../chain/result-slices.js";
+import { hexToNumber, RangeTooSlow, RPC_UPSTREAM, RpcAnswerTooLarge, type RpcClient, RpcError } from "../chain/rpc.js";
+import { urlProblem } from "../core/env.js";
+import { ChainmailError } from "../core/errors.js";
 import { type Checked, HEAD_CHECK_DEPTH, type Header, readReceipts, STANDS, type Watch } from "./completeness.js";
 import type { RawLog } from "./decode.js";
 import { type LogFilter, logsFilter } from "./fetcher.js";
-import { isBeyondHead, isUnknownBlock, rangeRefusal } from "./provider-errors.js";
 import type { NotYet } from "./range-facts.js";
-import type { ResultSlices } from "./result-slices.js";
-import { hexToNumber, RangeTooSlow, RPC_UPSTREAM, RpcAnswerTooLarge, type RpcClient, RpcError } from "./rpc.js";
 
 /** The indexer's options that ask for it (indexer.ts's `IndexChainOptions`). */
 export interface VerifyOptions {

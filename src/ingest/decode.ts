@@ -192,4 +192,4 @@ export function decodeAnswer(log: RawLog): bigint | undefined {
 }
 
 /** Exact decimal string of `amount / 10^decimals`, without trailing zeros: 975000000000000000n, 18 → "0.975". */
-export { decimalText as formatUnits } from "../../core/exact-decimals.js";
+export { decimalText as formatUnits } from "../core/exact-decimals.js";
