@@ -8,7 +8,8 @@
 import fc from "fast-check";
 import { encodeAbiParameters, type Hex } from "viem";
 import { describe, expect, it } from "vitest";
-import { CONSECUTIVE_CAP, decodeTransfer, type RawLog, TOPIC, WETH } from "../src/ingest/decode.js";
+import { WETH } from "../src/chain/tokens.js";
+import { CONSECUTIVE_CAP, decodeTransfer, type RawLog, TOPIC } from "../src/ingest/decode.js";
 import { CRYPTOPUNKS } from "../src/ingest/venues/cryptopunks.js";
 import { FOUNDATION_MARKET } from "../src/ingest/venues/foundation.js";
 import { venueTable } from "../src/ingest/venues/index.js";

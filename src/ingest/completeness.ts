@@ -18,11 +18,24 @@
  */
 
 import { setTimeout as sleep } from "node:timers/promises";
-import { type BloomBits, BloomBuilder, bloomBits, bloomHas, isBloom } from "../chain/bloom.js";
-import { isInvalidArgument, isMethodMissing, isUnknownBlock } from "../chain/provider-errors.js";
-import type { ResultSlices } from "../chain/result-slices.js";
-import { type Header, hexToNumber, RPC_UPSTREAM, type RpcClient, RpcError, toHex } from "../chain/rpc.js";
-import { seconds } from "../chain/rpc-retry.js";
+import type { ResultSlices } from "../chain/index.js";
+import {
+  type BloomBits,
+  BloomBuilder,
+  bloomBits,
+  bloomHas,
+  type Header,
+  hexToNumber,
+  isBloom,
+  isInvalidArgument,
+  isMethodMissing,
+  isUnknownBlock,
+  RPC_UPSTREAM,
+  type RpcClient,
+  RpcError,
+  seconds,
+  toHex,
+} from "../chain/index.js";
 import { ChainmailError } from "../core/errors.js";
 import type { RawLog } from "./decode.js";
 import type { Cut, NotYet } from "./range-facts.js";

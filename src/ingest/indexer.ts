@@ -15,17 +15,24 @@
  * (the store's writer lock); others wait to take over. `safeDepth` keeps the index that many blocks behind the head.
  */
 import { setTimeout as sleep } from "node:timers/promises";
-import { type HeadMode, HeadWaiter, subscriptionUrl } from "../chain/head-subscription.js";
-import type { RpcUsage } from "../chain/pacer.js";
-import { rangeRefusal } from "../chain/provider-errors.js";
-import { providerOf } from "../chain/providers.js";
-import { RPC_UPSTREAM, RpcClient, RpcError } from "../chain/rpc.js";
+import type { RpcUsage } from "../chain/index.js";
+import {
+  type HeadMode,
+  HeadWaiter,
+  MAINNET_ETH_TOKENS,
+  providerOf,
+  RPC_UPSTREAM,
+  RpcClient,
+  RpcError,
+  rangeRefusal,
+  subscriptionUrl,
+} from "../chain/index.js";
 import { type Config, defaultConfig } from "../core/config.js";
 import { ChainmailError } from "../core/errors.js";
 import type { WriterLock } from "../db/database.js";
-import { type Checkpoint, IndexStore } from "../sources/own-index/store.js";
+import { type Checkpoint, IndexStore } from "../sources/own-index/index.js";
 import { LagWait, Watch } from "./completeness.js";
-import { MAINNET_ETH_TOKENS, TOPIC } from "./decode.js";
+import { TOPIC } from "./decode.js";
 import { Fetcher } from "./fetcher.js";
 import { LogDecoder } from "./log-decoder.js";
 import { Pricing } from "./pricing.js";

@@ -6,9 +6,9 @@
  * and the prices come from what it is given (fetcher.ts, pricing.ts).
  */
 
-import { hexToNumber } from "../chain/rpc.js";
-import { recordOf } from "../sources/own-index/record.js";
-import type { ActivityRow, PriceAnswer } from "../sources/own-index/store.js";
+import { hexToNumber } from "../chain/index.js";
+import type { ActivityRow, PriceAnswer } from "../sources/own-index/index.js";
+import { recordOf } from "../sources/own-index/index.js";
 import { decodeAnswer, decodeTransfer, type RawLog, type SaleTerms, TOPIC, topic0 } from "./decode.js";
 import type { SalePrice, Unpriced } from "./pricing.js";
 import type { TransactionInfo, Venue, VenueTable } from "./venues/index.js";

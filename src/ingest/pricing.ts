@@ -7,8 +7,7 @@
  * priced at the commit, with the answer in force before the range (known only once the ranges before it are in).
  */
 
-import type { Price } from "../sources/own-index/record.js";
-import type { ActivityRow, IndexStore } from "../sources/own-index/store.js";
+import type { ActivityRow, IndexStore, Price } from "../sources/own-index/index.js";
 import type { SaleTerms } from "./decode.js";
 import { formatUnits } from "./decode.js";
 

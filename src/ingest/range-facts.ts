@@ -5,10 +5,8 @@
  * these facts and plans the next ranges; the indexer (indexer.ts) commits, waits or rolls back.
  */
 
-import type { RangeRefusal } from "../chain/provider-errors.js";
-import type { ResultSlices } from "../chain/result-slices.js";
-import type { Header, RpcError } from "../chain/rpc.js";
-import type { ActivityRow, PriceAnswer } from "../sources/own-index/store.js";
+import type { Header, RangeRefusal, ResultSlices, RpcError } from "../chain/index.js";
+import type { ActivityRow, PriceAnswer } from "../sources/own-index/index.js";
 import type { Unpriced } from "./pricing.js";
 
 /** One range read (possibly ahead of the commit cursor), ready to commit. */

@@ -9,7 +9,7 @@
  * node does not show complete yet; the chain moved. It sizes nothing itself.
  */
 
-import { stampTimes, timelessBlocks } from "../sources/own-index/record.js";
+import { stampTimes, timelessBlocks } from "../sources/own-index/index.js";
 import { blocksToCheck, type Header, headWindow, judge, KNOWN_CAPS, settle, type Watch } from "./completeness.js";
 import type { Fetcher } from "./fetcher.js";
 import type { Decoded, LogDecoder } from "./log-decoder.js";

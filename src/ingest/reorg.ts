@@ -6,9 +6,9 @@
  * a pause, but not forever against a node that never agrees.
  */
 import { setTimeout as sleep } from "node:timers/promises";
-import { hexToNumber, RPC_UPSTREAM } from "../chain/rpc.js";
+import { hexToNumber, RPC_UPSTREAM } from "../chain/index.js";
 import { ChainmailError } from "../core/errors.js";
-import type { IndexStore } from "../sources/own-index/store.js";
+import type { IndexStore } from "../sources/own-index/index.js";
 import type { Header, LagWait } from "./completeness.js";
 import { BATCH, type Fetcher } from "./fetcher.js";
 

@@ -14,10 +14,19 @@
  *   endpoint that cannot be read stops the run, naming it: it is never skipped.
  */
 
-import { isBloom } from "../chain/bloom.js";
-import { isBeyondHead, isUnknownBlock, rangeRefusal } from "../chain/provider-errors.js";
-import type { ResultSlices } from "../chain/result-slices.js";
-import { hexToNumber, RangeTooSlow, RPC_UPSTREAM, RpcAnswerTooLarge, type RpcClient, RpcError } from "../chain/rpc.js";
+import type { ResultSlices } from "../chain/index.js";
+import {
+  hexToNumber,
+  isBeyondHead,
+  isBloom,
+  isUnknownBlock,
+  RangeTooSlow,
+  RPC_UPSTREAM,
+  RpcAnswerTooLarge,
+  type RpcClient,
+  RpcError,
+  rangeRefusal,
+} from "../chain/index.js";
 import { urlProblem } from "../core/env.js";
 import { ChainmailError } from "../core/errors.js";
 import { type Checked, HEAD_CHECK_DEPTH, type Header, readReceipts, STANDS, type Watch } from "./completeness.js";

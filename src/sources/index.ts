@@ -8,7 +8,7 @@ import { serviceSource } from "./service/client.js";
 import type { NftSource } from "./types.js";
 
 /** The own index's module, once a run has used it: what `closeNftSources` has to close. */
-let indexModule: Promise<typeof import("./own-index/source.js")> | undefined;
+let indexModule: Promise<typeof import("./own-index/index.js")> | undefined;
 
 export async function resolveNftSource(config: Config): Promise<NftSource> {
   switch (config.nftSource) {
@@ -21,7 +21,7 @@ export async function resolveNftSource(config: Config): Promise<NftSource> {
     case "index":
     case "index+opensea": {
       // Loaded on demand: the index brings a native SQLite driver that NFTPort and OpenSea users never need.
-      indexModule ??= import("./own-index/source.js");
+      indexModule ??= import("./own-index/index.js");
       const index = await (await indexModule).indexSource(config);
       return config.nftSource === "index" ? index : indexWithOpenSea(index, openseaSource);
     }

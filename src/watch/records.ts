@@ -5,7 +5,7 @@
  */
 import { filterPasses } from "../activity/filter.js";
 import { nftOf, partiesOf } from "../activity/records.js";
-import { MAINNET_ETH_TOKENS } from "../ingest/decode.js";
+import { MAINNET_ETH_TOKENS } from "../chain/index.js";
 import type { TransactionRecord } from "../schemas/transactions.js";
 import type { Rule } from "./config-schema.js";
 

@@ -9,11 +9,10 @@
  * left out, with a warning on the logger. Only a cancelled call (the caller's signal) stops the page.
  */
 
-import { RpcClient, toHex } from "../../chain/rpc.js";
+import { MAINNET_ETH_TOKENS, RpcClient, toHex } from "../../chain/index.js";
 import type { Config } from "../../core/config.js";
 import { decimalText, setExactDecimal } from "../../core/exact-decimals.js";
 import type { Logger } from "../../core/node.js";
-import { MAINNET_ETH_TOKENS } from "../../ingest/decode.js";
 import type { Mapped } from "./events.js";
 
 /** `latestRoundData()` and `decimals()` selectors. */
