@@ -1,0 +1,16 @@
+/** What one NFT source is (core/upstream-definition.ts), with what only a source has. */
+import type { Config } from "../core/config.js";
+import type { UpstreamDefinition } from "../core/upstream-definition.js";
+import type { NftSource } from "./types.js";
+
+export interface SourceDefinition extends UpstreamDefinition {
+  /** What it can answer beyond transfers, mints, burns and sales. */
+  capabilities: {
+    /** Bids and listings (`type: bid`, `list`): an order book, not only what the chain shows. */
+    orderBook: boolean;
+  };
+  /** Its retrievers for one configuration (its code may load only here, on demand). */
+  open(config: Config): NftSource | Promise<NftSource>;
+  /** Closes what `open` left open (connections), when it keeps any. */
+  close?(): Promise<void>;
+}
