@@ -89,6 +89,7 @@ const fakechain: SourceDefinition = {
   ],
   n8nCredential: "chainmailFakechainApi",
   capabilities: { orderBook: false },
+  operatorApiKey: (config) => config.nftport.apiKey,
   open: () => ({ ...nftportSource, name: "Fakechain" }),
 };
 
@@ -135,6 +136,22 @@ describe("the lists of sources and transports", () => {
       for (const setting of definition.settings) {
         expect(text).toContain(`name: "${setting.key}",`);
         if (setting.default) expect(text).toContain(`default: ${JSON.stringify(setting.default)},`);
+      }
+    }
+  });
+
+  it("are what the packages' READMEs list: each Node-RED field, each n8n credential, each default", () => {
+    const readme = (pkg: string) => readFileSync(new URL(`../packages/${pkg}/README.md`, import.meta.url), "utf8");
+    const nodeRed = readme("node-red-contrib-chainmail");
+    const n8n = readme("n8n-nodes-chainmail");
+    for (const definition of [...nftSources, ...mailTransports].filter((d) => d.portable)) {
+      if (definition.n8nCredential) expect(n8n).toContain(`\`${definition.n8nCredential}\``);
+      for (const setting of definition.settings) {
+        if (setting.nodeRed) expect(nodeRed).toContain(`\`${setting.nodeRed.field}\``);
+        if (setting.default) {
+          expect(nodeRed).toContain(`else \`${setting.default}\``);
+          expect(n8n).toContain(`(default \`${setting.default}\`)`);
+        }
       }
     }
   });

@@ -10,6 +10,7 @@ import { nftport } from "./nftport/definition.js";
 import { opensea } from "./opensea/definition.js";
 import { index } from "./own-index-definition.js";
 import { service } from "./service/definition.js";
+import { NO_API_KEY } from "./types.js";
 
 export { type Setting, settingsEnv } from "../core/upstream-definition.js";
 export type { SourceDefinition } from "./definition.js";
@@ -37,7 +38,8 @@ export function addNftSource(definition: SourceDefinition): () => void {
 export const portableNftSources = (): readonly SourceDefinition[] => nftSources.filter((source) => source.portable);
 
 /** A value of NFT_SOURCE that combines two sources rather than being one. */
-export type SourceCombination = Pick<UpstreamDefinition, "id" | "title" | "description" | "help" | "variables">;
+export type SourceCombination = Pick<UpstreamDefinition, "id" | "title" | "description" | "help" | "variables"> &
+  Pick<SourceDefinition, "operatorApiKey">;
 
 /** The own index for what the chain shows, OpenSea for bids and listings (sources/index.ts merges them). */
 export const indexWithOpenSeaCombination: SourceCombination = {
@@ -46,6 +48,8 @@ export const indexWithOpenSeaCombination: SourceCombination = {
   description: "The own index for what the chain shows, OpenSea's API v2 for bids and listings, merged newest first.",
   help: ["the own index, bids and listings from OpenSea: INDEX_DB, OPENSEA_API_KEY"],
   variables: [...index.variables, ...opensea.variables],
+  // Needed only for what OpenSea answers (bids and listings), and that part says so when it is missing.
+  operatorApiKey: (config) => config.opensea.apiKey ?? NO_API_KEY,
 };
 
 /**

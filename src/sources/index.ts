@@ -16,6 +16,13 @@ export async function resolveNftSource(config: Config): Promise<NftSource> {
   return sourceNamed(name, config);
 }
 
+/** The operator's key standing in for a caller's `params.api_key` with the configured source (its definition's). */
+export function operatorApiKey(config: Config): string | undefined {
+  const name: string = config.nftSource;
+  if (name === indexWithOpenSeaCombination.id) return indexWithOpenSeaCombination.operatorApiKey(config);
+  return nftSources.find((source) => source.id === name)?.operatorApiKey(config);
+}
+
 async function sourceNamed(name: string, config: Config): Promise<NftSource> {
   const definition = nftSources.find((source) => source.id === name);
   // The settings schema admits only known values: this is a source added to the schema and not to the list.

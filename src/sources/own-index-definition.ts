@@ -5,6 +5,7 @@
  */
 import { hostSetting } from "../core/upstream-definition.js";
 import type { SourceDefinition } from "./definition.js";
+import { NO_API_KEY } from "./types.js";
 
 /** The own index's module, once a run has used it: what `close` has to close. */
 let indexModule: Promise<typeof import("./own-index/index.js")> | undefined;
@@ -26,6 +27,8 @@ export const index: SourceDefinition = {
   ],
   // What the chain shows: transfers, mints, burns and sales; bids and listings come from OpenSea (index+opensea).
   capabilities: { orderBook: false },
+  // The own index asks nobody for a key.
+  operatorApiKey: () => NO_API_KEY,
   async open(config) {
     // Loaded on demand: the index brings a native SQLite driver that NFTPort and OpenSea users never need.
     indexModule ??= import("./own-index/index.js");

@@ -29,5 +29,6 @@ export const nftport: SourceDefinition = {
   ],
   n8nCredential: "chainmailNftPortApi",
   capabilities: { orderBook: true },
+  operatorApiKey: (config) => config.nftport.apiKey,
   open: () => nftportSource,
 };

@@ -44,5 +44,6 @@ export const opensea: SourceDefinition = {
   ],
   n8nCredential: "chainmailOpenSeaApi",
   capabilities: { orderBook: true },
+  operatorApiKey: (config) => config.opensea.apiKey,
   open: () => openseaSource,
 };

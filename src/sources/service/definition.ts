@@ -1,6 +1,7 @@
 /** Another chainmail's HTTP service as a source (core/upstream-definition.ts says what a definition holds). */
 import { hostSetting } from "../../core/upstream-definition.js";
 import type { SourceDefinition } from "../definition.js";
+import { NO_API_KEY } from "../types.js";
 import { serviceSource } from "./client.js";
 
 export const service: SourceDefinition = {
@@ -35,5 +36,7 @@ export const service: SourceDefinition = {
   n8nCredential: "chainmailServiceApi",
   // It answers what the other service's source answers: bids and listings when that one has them.
   capabilities: { orderBook: true },
+  // The other service holds its own keys: a caller gives none.
+  operatorApiKey: () => NO_API_KEY,
   open: () => serviceSource,
 };
