@@ -11,7 +11,7 @@ import fc from "fast-check";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { withConfigEditor } from "../packages/node-red-contrib-chainmail/src/config-editor.js";
 import { choicesTable, withTable } from "../scripts/configuration-table.js";
-import { NODE_RED_HTML } from "../scripts/workflow-options.js";
+import { N8N_MANIFEST, NODE_RED_HTML, withN8nCredentials } from "../scripts/workflow-options.js";
 import { buildProgram } from "../src/cli/program.js";
 import { EMAIL_TRANSPORTS, EnvSchema, NFT_SOURCES } from "../src/core/env.js";
 import { runNodeWith } from "../src/core/node.js";
@@ -110,17 +110,17 @@ describe("the lists of sources and transports", () => {
     expect(nftport.settings.find((s) => s.key === "baseUrl")?.default).toBe("https://api.nftport.xyz");
   });
 
-  it("are what the committed generated files say (docs/configuration.md, the Node-RED editor)", () => {
+  it("are what the committed generated files say (docs/configuration.md, the Node-RED editor, n8n's manifest)", () => {
     const doc = readFileSync(new URL("../docs/configuration.md", import.meta.url), "utf8");
     expect(withTable(doc)).toBe(doc);
     const html = readFileSync(NODE_RED_HTML, "utf8");
     expect(withConfigEditor(html)).toBe(html);
+    const manifest = readFileSync(N8N_MANIFEST, "utf8");
+    expect(withN8nCredentials(manifest)).toBe(manifest);
   });
 
-  it("name each n8n credential in the package's manifest and its class", () => {
-    const manifest = JSON.parse(
-      readFileSync(new URL("../packages/n8n-nodes-chainmail/package.json", import.meta.url), "utf8"),
-    ) as { n8n: { credentials: string[] } };
+  it("name each n8n credential's class: its name, its fields, their defaults", () => {
+    const manifest = JSON.parse(readFileSync(N8N_MANIFEST, "utf8")) as { n8n: { credentials: string[] } };
     const classes = manifest.n8n.credentials.map((path) =>
       readFileSync(
         new URL(
@@ -222,6 +222,13 @@ describe("a source added through the list", () => {
     expect(html).toContain(
       '<div class="form-row chainmail-source-fakechain"><label for="node-config-input-fakechainBaseUrl">Fakechain URL</label><input type="text" id="node-config-input-fakechainBaseUrl" placeholder="https://fakechain.invalid"></div>',
     );
+  });
+
+  it("is listed in the n8n package's manifest as generated", () => {
+    const manifest = JSON.parse(withN8nCredentials(readFileSync(N8N_MANIFEST, "utf8"))) as {
+      n8n: { credentials: string[] };
+    };
+    expect(manifest.n8n.credentials).toContain("dist/credentials/ChainmailFakechainApi.credentials.js");
   });
 
   it("is named by the settings schema's check: its variables and its value, one line each in src/core/env.ts", () => {

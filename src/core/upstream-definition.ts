@@ -9,6 +9,7 @@
  * its variables; a host setting's default is read from that schema, so it is written once.
  */
 import type { TSchema } from "@sinclair/typebox";
+import type { Config } from "./config.js";
 import { EnvSchema } from "./env.js";
 
 /** One value a workflow host asks its user for, and the variable the core reads it from. */
@@ -46,6 +47,11 @@ export interface UpstreamDefinition<Id extends string = string> {
   settings: readonly Setting[];
   /** The n8n credential that holds its settings in the n8n package (its name is the package's API). */
   n8nCredential?: string;
+  /**
+   * Its variables that hold an operator's credentials and are set: what the service would spend on a caller's
+   * behalf, so that it asks for CHAINMAIL_TOKENS (server/settings.ts). None when it holds none.
+   */
+  operatorCredentials?(config: Config): string[];
 }
 
 /** The settings schema's default of a variable as text, when it has one. */

@@ -6,6 +6,7 @@
  */
 import type { Config } from "../core/config.js";
 import type { Violation } from "../core/errors.js";
+import type { EmailParams } from "../schemas/email.js";
 import { mailTransports } from "./catalog.js";
 import type { TransportDefinition } from "./definition.js";
 import type { MailTransport } from "./types.js";
@@ -20,6 +21,11 @@ function definitionOf(config: Config): TransportDefinition {
 
 export async function resolveMailTransport(config: Config): Promise<MailTransport> {
   return definitionOf(config).open(config);
+}
+
+/** The operator's login for a caller who gives no `params`, from the configured transport's definition. */
+export function operatorParams(config: Config): EmailParams | undefined {
+  return definitionOf(config).operatorParams(config);
 }
 
 /** Input rules of the configured transport alone, on top of the message rules every transport shares. */

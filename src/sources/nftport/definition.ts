@@ -30,5 +30,6 @@ export const nftport: SourceDefinition = {
   n8nCredential: "chainmailNftPortApi",
   capabilities: { orderBook: true },
   operatorApiKey: (config) => config.nftport.apiKey,
+  operatorCredentials: (config) => (config.nftport.apiKey ? ["NFTPORT_API_KEY"] : []),
   open: () => nftportSource,
 };

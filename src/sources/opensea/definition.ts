@@ -45,5 +45,6 @@ export const opensea: SourceDefinition = {
   n8nCredential: "chainmailOpenSeaApi",
   capabilities: { orderBook: true },
   operatorApiKey: (config) => config.opensea.apiKey,
+  operatorCredentials: (config) => (config.opensea.apiKey ? ["OPENSEA_API_KEY"] : []),
   open: () => openseaSource,
 };

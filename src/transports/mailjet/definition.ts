@@ -44,6 +44,12 @@ export const mailjet: TransportDefinition = {
     }),
   ],
   n8nCredential: "chainmailMailjetApi",
+  operatorParams: ({ mailjet: { userId, password } }) =>
+    userId && password ? { "user id": userId, password } : undefined,
+  operatorCredentials: ({ mailjet }) => [
+    ...(mailjet.userId ? ["MAILJET_API_KEY"] : []),
+    ...(mailjet.password ? ["MAILJET_SECRET_KEY"] : []),
+  ],
   // Loaded with the list, not on demand: see transports/index.ts.
   open: (config) => mailjetTransport(config),
   violations: mailjetViolations,
