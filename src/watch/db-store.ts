@@ -233,9 +233,9 @@ function reorgs(
 /** Email intents journalled before their send (watch_mail), read back by state, and reopened for a retry. */
 function journalling(db: Database): Pick<WatchStore, "journal" | "mails" | "markSending"> {
   return {
-    async journal(rule, intents) {
+    async journal(rule, intents, at) {
       await db.transaction(async (tx) => {
-        const now = Date.now();
+        const now = at ?? Date.now();
         await tx.insertMany(
           "watch_mail",
           ["custom_id", "rule", "state", "message", "attempts", "created_at", "kind"],

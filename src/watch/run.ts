@@ -320,7 +320,9 @@ export class WatchRun {
    * due digest), of which those past `max_per_hour` are held for their hour's digest. `more`: some may be due now.
    */
   private async claim(rule: Rule, room: number): Promise<{ mails: Mail[]; more: boolean }> {
-    const hour = Math.floor(Date.now() / HOUR_MS);
+    // One moment for the hour's count and the journal's time: a claim across the hour's end counts in one hour.
+    const now = Date.now();
+    const hour = Math.floor(now / HOUR_MS);
     const followUps = [
       ...(rule.retract ? await this.retractions(rule, room) : []),
       ...(rule.max_per_hour !== undefined ? await this.hourDigest(rule, hour) : []),
@@ -333,7 +335,7 @@ export class WatchRun {
       more ||= own.more;
       intents = [...intents, ...(await this.capped(rule, hour, own.intents))];
     }
-    if (intents.length) await this.store.journal(rule.id, intents);
+    if (intents.length) await this.store.journal(rule.id, intents, now);
     return { mails: intents.map((i) => i.mail), more };
   }
 

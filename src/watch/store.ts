@@ -95,9 +95,10 @@ export interface WatchStore {
   retractable(rule: string, limit: number): Promise<StoredRecord[]>;
   /**
    * One transaction: the intents as pending emails, their records claimed (a retraction's records marked as
-   * retracted by it instead), and the rule's digest window closed when a record email is among them.
+   * retracted by it instead), and the rule's digest window closed when a record email is among them. `at`: when
+   * (ms; default now), the time max_per_hour counts the emails by.
    */
-  journal(rule: string, intents: readonly { mail: Mail; keys: readonly string[] }[]): Promise<void>;
+  journal(rule: string, intents: readonly { mail: Mail; keys: readonly string[] }[], at?: number): Promise<void>;
   /** Emails in these states, oldest first (at most `limit`). */
   mails(states: readonly MailState[], limit?: number): Promise<Mail[]>;
   /** Back to pending before a send is retried (a crash during it must be resolved, not resent). */
