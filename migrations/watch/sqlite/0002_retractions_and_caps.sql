@@ -6,3 +6,5 @@ ALTER TABLE watch_records ADD COLUMN held_hour INTEGER;
 -- records); only record emails count toward max_per_hour.
 ALTER TABLE watch_mail ADD COLUMN kind TEXT NOT NULL DEFAULT 'record';
 CREATE INDEX watch_mail_by_rule ON watch_mail (rule, created_at);
+-- The retractions due are looked for at every poll: only the few records a reorg removed are in this index.
+CREATE INDEX watch_records_reorged ON watch_records (rule, seq) WHERE reorged = 1;
