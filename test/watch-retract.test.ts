@@ -11,7 +11,7 @@ import { indexChain } from "../src/sources/index/indexer.js";
 import { closeIndexSources } from "../src/sources/index/source.js";
 import { listOutbox } from "../src/transports/outbox/store.js";
 import { openWatchStore } from "../src/watch/db-store.js";
-import { watch } from "../src/watch/watch.js";
+import { previewWatch, watch } from "../src/watch/watch.js";
 import { type IndexBackend, openBackend } from "./index-backend.js";
 import { type Anvil, address, installEmitters, startAnvil, transferBatch } from "./index-helpers.js";
 import { captureLogger, NFT, SEAPORT, saleTx, sell } from "./watch-helpers.js";
@@ -41,13 +41,14 @@ async function setup(name: string, rule: Record<string, unknown>) {
     rules: [{ id: name, contract_address: NFT, retract: true, mail: { to: [{ Email: "desk@example.com" }] }, ...rule }],
   };
   const logger = captureLogger();
+  const index = () => indexChain({ rpcUrl: anvil.rpcUrl, dbPath: db, follow: false, seaport: [SEAPORT] });
   const step = async () => {
-    await indexChain({ rpcUrl: anvil.rpcUrl, dbPath: db, follow: false, seaport: [SEAPORT] });
+    await index();
     return watch({ config, env, once: true, logger });
   };
   const mailed = () => listOutbox(outbox);
   const textOf = async (file: string) => (await simpleParser(await readFile(join(outbox, file)))).text ?? "";
-  return { db, outbox, step, mailed, textOf, logger };
+  return { db, outbox, env, config, index, step, mailed, textOf, logger };
 }
 
 const retractions = <T extends { custom_id: string }>(mails: T[], rule: string) =>
@@ -140,5 +141,23 @@ describe("retract: true", () => {
     expect(text).toContain("Tokens: 501, 502, 503");
     expect((await w.step()).sent).toBe(0);
     expect(await w.mailed()).toHaveLength(2);
+  });
+
+  it("--dry-run shows the retraction the next poll sends, and writes nothing", async () => {
+    const w = await setup("retract-dry", { type: ["sale"] });
+    await w.step();
+    await sell(anvil, 60, 1000);
+    expect((await w.step()).sent).toBe(1);
+    await anvil.rpc("anvil_reorg", [1, []]);
+    await w.index();
+    for (let i = 0; i < 2; i++) {
+      const preview = await previewWatch({ config: w.config, env: w.env });
+      expect(preview.map((e) => e.message.Subject)).toEqual([
+        expect.stringMatching(/^retract-dry: retracted: sale of /),
+      ]);
+    }
+    expect(await w.mailed()).toHaveLength(1);
+    expect((await w.step()).sent).toBe(1);
+    expect(await previewWatch({ config: w.config, env: w.env })).toEqual([]);
   });
 });

@@ -17,6 +17,7 @@ interface RecordRow {
   custom_id: string | null;
   reorged: number;
   held_hour: number | null;
+  retraction: string | null;
 }
 
 interface MailRow {
@@ -46,6 +47,7 @@ const toStored = (row: RecordRow): StoredRecord => ({
   state: row.state,
   customId: row.custom_id ?? undefined,
   reorged: Number(row.reorged) === 1,
+  retracted: row.retraction !== null && row.retraction !== undefined,
   heldHour: row.held_hour === null || row.held_hour === undefined ? undefined : Number(row.held_hour),
 });
 

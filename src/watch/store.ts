@@ -44,6 +44,8 @@ export interface StoredRecord extends TakenRecord {
   state: RecordState;
   customId: string | undefined;
   reorged: boolean;
+  /** retract: a retraction carries it already. */
+  retracted?: boolean | undefined;
   /** max_per_hour: the clock hour (hours since the epoch) whose digest the record waits for. */
   heldHour?: number | undefined;
 }
