@@ -24,6 +24,7 @@ export {
   RPC_UPSTREAM,
   RpcAnswerTooLarge,
   RpcClient,
+  type RpcClientOptions,
   RpcError,
   toHex,
 } from "./rpc.js";
