@@ -239,35 +239,9 @@ export async function readReceipts(rpc: RpcClient, header: Header, watch: Watch)
 }
 
 async function receiptsOf(rpc: RpcClient, header: Header, watch: Watch): Promise<WholeBlock> {
-  const block = hexToNumber(header.number);
-  let by = receiptsBy.get(rpc) ?? "hash";
-  let receipts: unknown;
-  for (;;) {
-    if (by === "transaction" && !Array.isArray(header.transactions)) {
-      return { incomplete: "its header lists no transactions to read the receipts of" };
-    }
-    try {
-      receipts =
-        by === "transaction"
-          ? await transactionReceipts(rpc, header.transactions ?? [])
-          : await rpc.call("eth_getBlockReceipts", [by === "hash" ? header.hash : toHex(block)]);
-      receiptsBy.set(rpc, by);
-      break;
-    } catch (err) {
-      if (!(err instanceof RpcError)) throw err;
-      if (isUnknownBlock(err.rpcMessage)) {
-        return { incomplete: `it answered "${err.rpcMessage}" for the block's receipts` };
-      }
-      const refused = isInvalidArgument(err.code, err.rpcMessage);
-      const perTransaction =
-        by !== "transaction" &&
-        (refused || isMethodMissing(err.code, err.rpcMessage)) &&
-        Array.isArray(header.transactions);
-      const next = by === "hash" && refused ? "number" : perTransaction ? "transaction" : undefined;
-      if (next === undefined) throw receiptsRefused(rpc.origin, block, err);
-      by = next;
-    }
-  }
+  const read = await askReceipts(rpc, header);
+  if ("incomplete" in read) return read;
+  const { receipts, by } = read;
   if (!Array.isArray(receipts)) {
     return { incomplete: `it answered ${receipts === null ? "null" : typeof receipts} for the block's receipts` };
   }
@@ -292,6 +266,44 @@ async function receiptsOf(rpc: RpcClient, header: Header, watch: Watch): Promise
     for (const log of receipt.logs as RawLog[]) if (watch.matches(log)) logs.push(log);
   }
   return { logs };
+}
+
+/**
+ * The block's receipts, asked the way this node takes them (learnt once per client): by block hash, else by number
+ * (a node that takes only numbers), else one transaction at a time (a node without eth_getBlockReceipts).
+ */
+async function askReceipts(
+  rpc: RpcClient,
+  header: Header,
+): Promise<{ receipts: unknown; by: ReceiptsBy } | { incomplete: string }> {
+  const block = hexToNumber(header.number);
+  let by = receiptsBy.get(rpc) ?? "hash";
+  for (;;) {
+    if (by === "transaction" && !Array.isArray(header.transactions)) {
+      return { incomplete: "its header lists no transactions to read the receipts of" };
+    }
+    try {
+      const receipts =
+        by === "transaction"
+          ? await transactionReceipts(rpc, header.transactions ?? [])
+          : await rpc.call("eth_getBlockReceipts", [by === "hash" ? header.hash : toHex(block)]);
+      receiptsBy.set(rpc, by);
+      return { receipts, by };
+    } catch (err) {
+      if (!(err instanceof RpcError)) throw err;
+      if (isUnknownBlock(err.rpcMessage)) {
+        return { incomplete: `it answered "${err.rpcMessage}" for the block's receipts` };
+      }
+      const refused = isInvalidArgument(err.code, err.rpcMessage);
+      const perTransaction =
+        by !== "transaction" &&
+        (refused || isMethodMissing(err.code, err.rpcMessage)) &&
+        Array.isArray(header.transactions);
+      const next = by === "hash" && refused ? "number" : perTransaction ? "transaction" : undefined;
+      if (next === undefined) throw receiptsRefused(rpc.origin, block, err);
+      by = next;
+    }
+  }
 }
 
 /** Each transaction's receipt, a batch at a time; null where the node has none. */
