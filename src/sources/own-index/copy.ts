@@ -47,42 +47,8 @@ export async function copyIndex(options: CopyIndexOptions): Promise<CopyIndexRes
   try {
     target = await IndexStore.open(options.to);
     locks.push(await lockNow(source), await lockNow(target));
-    if ((await source.lastBlock()) === undefined) {
-      throw new ChainmailError("INVALID_INPUT", `${source.target} holds no index yet: nothing to migrate.`, {
-        details: { field: "from" },
-      });
-    }
-    const done = await target.lastBlock();
-    if (done !== undefined) {
-      throw new ChainmailError(
-        "INVALID_INPUT",
-        `${target.target} already holds an index (up to block ${done}): migrate into an empty database.`,
-        { details: { field: "to" } },
-      );
-    }
-    for (const { table, key, columns } of TABLES) {
-      for await (const rows of scan(source.db, table, key, batch)) {
-        await target.db.insertMany(table, columns, rows, "ignore");
-      }
-    }
-    const total = await source.count();
-    let after: Position | undefined;
-    for (;;) {
-      const rows: ActivityRow[] = await source.page({ direction: "asc", limit: batch, ...(after ? { after } : {}) });
-      if (rows.length === 0) break;
-      await target.insertRows(rows);
-      const last = rows[rows.length - 1]!;
-      after = { block: last.block_number, log: last.log_index, batch: last.batch_index };
-      options.onProgress?.({ records: await target.count(), total });
-    }
-    const records = await target.count();
-    if (records !== total) {
-      throw new ChainmailError(
-        "STORAGE_ERROR",
-        `The copy in ${target.target} holds ${records} records, the source ${source.target} ${total}.`,
-        { hint: "Was an indexer writing the source? Run the migration again." },
-      );
-    }
+    await checkCopyable(source, target);
+    const records = await copyRows(source, target, batch, options.onProgress);
     // The cursor (last_block) goes last: a copy is an index only once everything is in.
     const meta = await source.db.query<{ key: string; value: string }>("SELECT key, value FROM meta ORDER BY key");
     const keep = target;
@@ -95,6 +61,56 @@ export async function copyIndex(options: CopyIndexOptions): Promise<CopyIndexRes
     await target?.close();
     await source.close();
   }
+}
+
+/** A source with an index, a target without one. */
+async function checkCopyable(source: IndexStore, target: IndexStore): Promise<void> {
+  if ((await source.lastBlock()) === undefined) {
+    throw new ChainmailError("INVALID_INPUT", `${source.target} holds no index yet: nothing to migrate.`, {
+      details: { field: "from" },
+    });
+  }
+  const done = await target.lastBlock();
+  if (done !== undefined) {
+    throw new ChainmailError(
+      "INVALID_INPUT",
+      `${target.target} already holds an index (up to block ${done}): migrate into an empty database.`,
+      { details: { field: "to" } },
+    );
+  }
+}
+
+/** The side tables, then the records a batch at a time, oldest first; the number copied, checked against the source. */
+async function copyRows(
+  source: IndexStore,
+  target: IndexStore,
+  batch: number,
+  onProgress: CopyIndexOptions["onProgress"],
+): Promise<number> {
+  for (const { table, key, columns } of TABLES) {
+    for await (const rows of scan(source.db, table, key, batch)) {
+      await target.db.insertMany(table, columns, rows, "ignore");
+    }
+  }
+  const total = await source.count();
+  let after: Position | undefined;
+  for (;;) {
+    const rows: ActivityRow[] = await source.page({ direction: "asc", limit: batch, ...(after ? { after } : {}) });
+    if (rows.length === 0) break;
+    await target.insertRows(rows);
+    const last = rows[rows.length - 1]!;
+    after = { block: last.block_number, log: last.log_index, batch: last.batch_index };
+    onProgress?.({ records: await target.count(), total });
+  }
+  const records = await target.count();
+  if (records !== total) {
+    throw new ChainmailError(
+      "STORAGE_ERROR",
+      `The copy in ${target.target} holds ${records} records, the source ${source.target} ${total}.`,
+      { hint: "Was an indexer writing the source? Run the migration again." },
+    );
+  }
+  return records;
 }
 
 /** The writer lock, or a clear error when a `chainmail index` is writing this index right now. */

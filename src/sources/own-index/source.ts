@@ -100,18 +100,7 @@ async function answer(
   filter: Omit<PageQuery, "limit" | "kinds">,
 ): Promise<RetrieverOutcome> {
   const limit = paging.page_size ?? DEFAULT_PAGE_SIZE;
-  if (limit > MAX_PAGE_SIZE) {
-    return refuse(
-      new ChainmailError(
-        "INVALID_INPUT",
-        `query.page_size ${limit} is too large for ${NAME}: at most ${MAX_PAGE_SIZE}.`,
-        {
-          details: { field: "query.page_size", source: "index" },
-        },
-      ),
-      400,
-    );
-  }
+  if (limit > MAX_PAGE_SIZE) return refuse(pageTooLarge(limit), 400);
   const kinds = kindsOf(types);
   const fingerprint = JSON.stringify([
     operation,
@@ -121,19 +110,8 @@ async function answer(
     filter.fromBlock,
     filter.toBlock,
   ]);
-  let after: Position | undefined;
-  if (paging.continuation) {
-    after = decodeContinuation(paging.continuation, fingerprint);
-    if (!after) {
-      return refuse(
-        new ChainmailError("INVALID_CONTINUATION", `query.continuation is not one ${NAME} issued for this query.`, {
-          hint: "Pass query.continuation exactly as the previous page of the same query returned it, or omit it to start over.",
-          details: { field: "query.continuation", source: "index" },
-        }),
-        400,
-      );
-    }
-  }
+  const after = paging.continuation ? decodeContinuation(paging.continuation, fingerprint) : undefined;
+  if (paging.continuation && !after) return refuse(notOurContinuation(), 400);
   // bid/list (and everything when the filter names only them) come from off-chain order books: no records.
   let rows: ActivityRow[] = [];
   if (kinds === undefined || kinds.length > 0) {
@@ -153,6 +131,23 @@ async function answer(
   // Like NFTPort, the raw body carries `continuation` only when there is a next page.
   const body = stringifyJson({ response: "OK", transactions, ...(continuation ? { continuation } : {}) });
   return { data, response: raw(200, body) };
+}
+
+function pageTooLarge(limit: number): ChainmailError {
+  return new ChainmailError(
+    "INVALID_INPUT",
+    `query.page_size ${limit} is too large for ${NAME}: at most ${MAX_PAGE_SIZE}.`,
+    {
+      details: { field: "query.page_size", source: "index" },
+    },
+  );
+}
+
+function notOurContinuation(): ChainmailError {
+  return new ChainmailError("INVALID_CONTINUATION", `query.continuation is not one ${NAME} issued for this query.`, {
+    hint: "Pass query.continuation exactly as the previous page of the same query returned it, or omit it to start over.",
+    details: { field: "query.continuation", source: "index" },
+  });
 }
 
 /** The kinds to read, or undefined for all; [] when only off-chain kinds were asked for. */
