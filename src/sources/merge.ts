@@ -203,7 +203,24 @@ export async function mergeNewestFirst(
     reads.push(outcome.read);
   }
 
-  // A k-way merge: each stream keeps its own order, the newest head goes first (on a tie the earlier stream).
+  const { taken, heads } = takeNewest(reads, pageSize);
+  const next = reads.map((read, stream): Position => {
+    const count = heads[stream]!;
+    if (count === read.items.length) return read.frontier;
+    if (count === 0) return positions[stream]!;
+    // The record before a position inside a page is named by its hash, computed only for the one position kept.
+    const { record, after } = read.items[count - 1]!;
+    return after.skip > 0 ? { ...after, hash: hashOf(record) } : after;
+  });
+  const transactions = taken.map((t) => t.record);
+  const continuation = next.every((p) => p.end) ? "" : encodeContinuation(next, fingerprint);
+  const data: RetrieverResult = { response: "OK", transactions, continuation };
+  const body = stringifyJson({ response: "OK", transactions, ...(continuation ? { continuation } : {}) });
+  return { data, response: raw(200, body) };
+}
+
+/** A k-way merge: each stream keeps its own order, the newest head goes first (on a tie the earlier stream). */
+function takeNewest(reads: StreamRead[], pageSize: number) {
   const heads = reads.map(() => 0);
   const taken: { stream: number; record: TransactionRecord }[] = [];
   while (taken.length < pageSize) {
@@ -218,20 +235,7 @@ export async function mergeNewestFirst(
     taken.push({ stream: best, record: reads[best]!.items[heads[best]!]!.record });
     heads[best]!++;
   }
-
-  const next = reads.map((read, stream): Position => {
-    const count = heads[stream]!;
-    if (count === read.items.length) return read.frontier;
-    if (count === 0) return positions[stream]!;
-    // The record before a position inside a page is named by its hash, computed only for the one position kept.
-    const { record, after } = read.items[count - 1]!;
-    return after.skip > 0 ? { ...after, hash: hashOf(record) } : after;
-  });
-  const transactions = taken.map((t) => t.record);
-  const continuation = next.every((p) => p.end) ? "" : encodeContinuation(next, fingerprint);
-  const data: RetrieverResult = { response: "OK", transactions, continuation };
-  const body = stringifyJson({ response: "OK", transactions, ...(continuation ? { continuation } : {}) });
-  return { data, response: raw(200, body) };
+  return { taken, heads };
 }
 
 const date = (record: TransactionRecord): string =>
