@@ -88,6 +88,24 @@ function pageQuery(query: Record<string, unknown>, continuation: string | undefi
   return out;
 }
 
+/** A page's records (no more than `wanted`) and next continuation; a node's error as a PageError. */
+function pageOf<R>(output: unknown, continuation: string | undefined, wanted: number | undefined) {
+  const { data, response, error } = output as {
+    data?: { transactions: R[]; continuation: string };
+    response?: unknown;
+    error?: ErrorPayload;
+  };
+  if (!data) {
+    const payload = error ?? new ChainmailError("INTERNAL", "The node returned neither data nor error.").toPayload();
+    throw new PageError(payload, response, continuation);
+  }
+  // The upstream sent more than asked: hand out what was wanted. Its continuation would skip the rest.
+  if (wanted !== undefined && data.transactions.length > wanted) {
+    return { transactions: data.transactions.slice(0, wanted), next: "", response };
+  }
+  return { transactions: data.transactions, next: data.continuation, response };
+}
+
 async function* pagesOf<R>(
   run: (input: Input, walk: WalkMemory) => Promise<unknown>,
   input: Input,
@@ -108,23 +126,8 @@ async function* pagesOf<R>(
   for (let page = 1; ; page++) {
     if (limit !== undefined && total >= limit) return;
     const wanted = limit === undefined ? undefined : limit - total;
-    const output = (await run({ ...input, query: pageQuery(query, continuation, wanted) }, walk)) as {
-      data?: { transactions: R[]; continuation: string };
-      response?: unknown;
-      error?: ErrorPayload;
-    };
-    if (!output.data) {
-      const error =
-        output.error ?? new ChainmailError("INTERNAL", "The node returned neither data nor error.").toPayload();
-      throw new PageError(error, output.response, continuation);
-    }
-    let { transactions } = output.data;
-    let next = output.data.continuation;
-    if (wanted !== undefined && transactions.length > wanted) {
-      // The upstream sent more than asked: hand out what was wanted. Its continuation would skip the rest.
-      transactions = transactions.slice(0, wanted);
-      next = "";
-    }
+    const output = await run({ ...input, query: pageQuery(query, continuation, wanted) }, walk);
+    const { transactions, next, response } = pageOf<R>(output, continuation, wanted);
     total += transactions.length;
     const repeated = next !== "" && seen.has(next);
     if (next) seen.add(next);
@@ -134,7 +137,7 @@ async function* pagesOf<R>(
     // Giving up on empty pages is not the end of the history: the continuation stays, to resume from later.
     const givingUp = !done && emptyInARow >= MAX_EMPTY_PAGES;
     options.onPage?.({ page, records: transactions.length, total, continuation: done ? "" : next });
-    yield { transactions, continuation: done ? "" : next, response: output.response };
+    yield { transactions, continuation: done ? "" : next, response };
     if (done || givingUp) return;
     continuation = next;
   }

@@ -92,7 +92,10 @@ class AnswerGatherer implements Dispatcher.DispatchHandler {
     this.settled = true;
     clearTimeout(this.timer);
     this.call.signal?.removeEventListener("abort", this.abort);
-    if (error) return this.reject(error);
+    if (error) {
+      this.reject(error);
+      return;
+    }
     // A body shorter than announced keeps what came.
     const bytes = this.whole ? this.whole.subarray(0, this.received) : Buffer.concat(this.chunks);
     this.resolve({ status: this.status, headers: this.headers, body: bytes.toString("utf8") });
