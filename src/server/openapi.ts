@@ -82,136 +82,9 @@ export function buildOpenApi(nodes: readonly AnyNode[], options: OpenApiOptions)
   };
   // Any route: the bytes were not HTTP (400, 431 for oversized headers) or did not arrive in time (408).
   const notHttp = json(errorOnly, "The request is not valid HTTP/1.1 (400, 431), or did not arrive in time (408)");
-  const open = { security: [] };
   const paths: Json = {};
-  for (const node of nodes) {
-    const required = requiredPorts(node);
-    const ports = (which: "inputs" | "outputs") =>
-      Object.fromEntries(
-        Object.entries(node[which] as Record<string, TSchema>).map(([port, schema]) => [
-          port,
-          documentSchema(schema, schemas, which === "outputs"),
-        ]),
-      );
-    const input = {
-      type: "object",
-      title: `${node.id} input`,
-      description: "One object keyed by input port",
-      properties: ports("inputs"),
-      ...(required.length ? { required } : {}),
-      additionalProperties: false,
-    };
-    const output = {
-      type: "object",
-      title: `${node.id} output`,
-      description: "The node's output object, keyed by the output ports that fired",
-      properties: ports("outputs"),
-      additionalProperties: false,
-    };
-    const responses: Json = {
-      200: json(output, `\`${node.successPort}\` fired`),
-      400: json(
-        output,
-        "Invalid input, a request body that is not JSON, or an unknown `bigint` form: `error` names every field and rule",
-      ),
-      408: json(errorOnly, "The request's headers or body did not arrive in time (`receive_timeout`)"),
-      413: json(errorOnly, `The request body is larger than ${options.bodyLimitBytes} bytes`),
-      500: json(output, "A bug in chainmail"),
-      502: json(output, "The upstream failed or answered an error (`error.details` has its status and code)"),
-      503: json(
-        errorOnly,
-        "The service is at capacity (`overloaded`, with `Retry-After`) or shutting down (`shutting_down`)",
-      ),
-      504: json(output, "The upstream, or the whole request, timed out"),
-    };
-    if (options.auth) {
-      responses[401] = json(errorOnly, "No `Authorization: Bearer <token>` header");
-      responses[403] = json(errorOnly, "A bearer token that this service does not accept");
-    }
-    paths[`/nodes/${node.id}`] = {
-      post: {
-        operationId: node.id,
-        summary: node.title,
-        description: `${node.description}\n\nVersion group \`${node.version}\`. Success port: \`${node.successPort}\`.`,
-        tags: ["nodes"],
-        // Without CHAINMAIL_TOKENS the node routes are open too: a bearer token is then optional (and not checked).
-        security: options.auth ? [{ bearer: [] }] : [{}, { bearer: [] }],
-        parameters: [bigintParameter],
-        requestBody: { required: true, ...json(input, "The input object") },
-        responses,
-      },
-    };
-  }
-  Object.assign(paths, mailPaths(schemas, errorOnly, notHttp, options.auth));
-  paths["/nodes"] = {
-    get: {
-      operationId: "listNodes",
-      summary: "Every node with its input and output port schemas (JSON Schema)",
-      tags: ["service"],
-      ...open,
-      responses: { 200: json({ type: "array", items: { type: "object" } }, "Node descriptors"), "4XX": notHttp },
-    },
-  };
-  paths["/openapi.json"] = {
-    get: {
-      operationId: "openapi",
-      summary: "This document",
-      tags: ["service"],
-      ...open,
-      responses: { 200: json({ type: "object" }, "OpenAPI 3.1 document"), "4XX": notHttp },
-    },
-  };
-  paths["/healthz"] = {
-    get: {
-      operationId: "healthz",
-      summary:
-        "Liveness; with NFT_SOURCE=index (or index+opensea) also the index's last block and lag behind the chain head",
-      tags: ["service"],
-      ...open,
-      responses: {
-        200: json(
-          {
-            type: "object",
-            properties: {
-              status: { const: "ok" },
-              index: {
-                type: "object",
-                description: "Only with NFT_SOURCE=index or index+opensea",
-                properties: {
-                  last_block: { type: ["integer", "null"], description: "The last block fully indexed" },
-                  head_block: { type: ["integer", "null"], description: "The chain head the indexer last saw" },
-                  lag_blocks: { type: ["integer", "null"], description: "head_block - last_block" },
-                  head_seen_at: { type: ["string", "null"], description: "When the indexer last saw the head (UTC)" },
-                  records: { type: "integer" },
-                },
-                required: ["last_block", "head_block", "lag_blocks", "head_seen_at", "records"],
-              },
-            },
-            required: ["status"],
-          },
-          "The service is up",
-        ),
-        "4XX": notHttp,
-        503: json(
-          { type: "object" },
-          "The service is shutting down (an error), or cannot read the index (`status: unavailable`)",
-        ),
-      },
-    },
-  };
-  paths["/metrics"] = {
-    get: {
-      operationId: "metrics",
-      summary:
-        "Prometheus metrics: requests, latency, upstream attempts and retries per node; with NFT_SOURCE=index (or index+opensea) the index's last block, head, lag and rows",
-      tags: ["service"],
-      ...open,
-      responses: {
-        200: { description: "Prometheus text format", content: { "text/plain": { schema: { type: "string" } } } },
-        "4XX": notHttp,
-      },
-    },
-  };
+  for (const node of nodes) paths[`/nodes/${node.id}`] = nodePath(node, schemas, errorOnly, options);
+  Object.assign(paths, mailPaths(schemas, errorOnly, notHttp, options.auth), servicePaths(notHttp));
   return {
     openapi: "3.1.0",
     info: {
@@ -242,6 +115,120 @@ export function buildOpenApi(nodes: readonly AnyNode[], options: OpenApiOptions)
         basic: { type: "http", scheme: "basic", description: "CHAINMAIL_EVENTS_USER / CHAINMAIL_EVENTS_PASSWORD" },
       },
     },
+  };
+}
+
+/** `POST /nodes/<id>`: the node's ports as the request and answer bodies, and every status it can answer. */
+function nodePath(node: AnyNode, schemas: Json, errorOnly: Json, options: OpenApiOptions): Json {
+  const required = requiredPorts(node);
+  const ports = (which: "inputs" | "outputs") =>
+    Object.fromEntries(
+      Object.entries(node[which] as Record<string, TSchema>).map(([port, schema]) => [
+        port,
+        documentSchema(schema, schemas, which === "outputs"),
+      ]),
+    );
+  const input = {
+    type: "object",
+    title: `${node.id} input`,
+    description: "One object keyed by input port",
+    properties: ports("inputs"),
+    ...(required.length ? { required } : {}),
+    additionalProperties: false,
+  };
+  const output = {
+    type: "object",
+    title: `${node.id} output`,
+    description: "The node's output object, keyed by the output ports that fired",
+    properties: ports("outputs"),
+    additionalProperties: false,
+  };
+  return {
+    post: {
+      operationId: node.id,
+      summary: node.title,
+      description: `${node.description}\n\nVersion group \`${node.version}\`. Success port: \`${node.successPort}\`.`,
+      tags: ["nodes"],
+      // Without CHAINMAIL_TOKENS the node routes are open too: a bearer token is then optional (and not checked).
+      security: options.auth ? [{ bearer: [] }] : [{}, { bearer: [] }],
+      parameters: [bigintParameter],
+      requestBody: { required: true, ...json(input, "The input object") },
+      responses: nodeResponses(node, output, errorOnly, options),
+    },
+  };
+}
+
+function nodeResponses(node: AnyNode, output: Json, errorOnly: Json, options: OpenApiOptions): Json {
+  const responses: Json = {
+    200: json(output, `\`${node.successPort}\` fired`),
+    400: json(
+      output,
+      "Invalid input, a request body that is not JSON, or an unknown `bigint` form: `error` names every field and rule",
+    ),
+    408: json(errorOnly, "The request's headers or body did not arrive in time (`receive_timeout`)"),
+    413: json(errorOnly, `The request body is larger than ${options.bodyLimitBytes} bytes`),
+    500: json(output, "A bug in chainmail"),
+    502: json(output, "The upstream failed or answered an error (`error.details` has its status and code)"),
+    503: json(
+      errorOnly,
+      "The service is at capacity (`overloaded`, with `Retry-After`) or shutting down (`shutting_down`)",
+    ),
+    504: json(output, "The upstream, or the whole request, timed out"),
+  };
+  if (options.auth) {
+    responses[401] = json(errorOnly, "No `Authorization: Bearer <token>` header");
+    responses[403] = json(errorOnly, "A bearer token that this service does not accept");
+  }
+  return responses;
+}
+
+/** What `/healthz` answers. */
+const HEALTHZ_BODY = {
+  type: "object",
+  properties: {
+    status: { const: "ok" },
+    index: {
+      type: "object",
+      description: "Only with NFT_SOURCE=index or index+opensea",
+      properties: {
+        last_block: { type: ["integer", "null"], description: "The last block fully indexed" },
+        head_block: { type: ["integer", "null"], description: "The chain head the indexer last saw" },
+        lag_blocks: { type: ["integer", "null"], description: "head_block - last_block" },
+        head_seen_at: { type: ["string", "null"], description: "When the indexer last saw the head (UTC)" },
+        records: { type: "integer" },
+      },
+      required: ["last_block", "head_block", "lag_blocks", "head_seen_at", "records"],
+    },
+  },
+  required: ["status"],
+};
+
+/** The service's own routes: always open. */
+function servicePaths(notHttp: Json): Json {
+  const get = (operationId: string, summary: string, responses: Json) => ({
+    get: { operationId, summary, tags: ["service"], security: [], responses: { ...responses, "4XX": notHttp } },
+  });
+  return {
+    "/nodes": get("listNodes", "Every node with its input and output port schemas (JSON Schema)", {
+      200: json({ type: "array", items: { type: "object" } }, "Node descriptors"),
+    }),
+    "/openapi.json": get("openapi", "This document", { 200: json({ type: "object" }, "OpenAPI 3.1 document") }),
+    "/healthz": get(
+      "healthz",
+      "Liveness; with NFT_SOURCE=index (or index+opensea) also the index's last block and lag behind the chain head",
+      {
+        200: json(HEALTHZ_BODY, "The service is up"),
+        503: json(
+          { type: "object" },
+          "The service is shutting down (an error), or cannot read the index (`status: unavailable`)",
+        ),
+      },
+    ),
+    "/metrics": get(
+      "metrics",
+      "Prometheus metrics: requests, latency, upstream attempts and retries per node; with NFT_SOURCE=index (or index+opensea) the index's last block, head, lag and rows",
+      { 200: { description: "Prometheus text format", content: { "text/plain": { schema: { type: "string" } } } } },
+    ),
   };
 }
 
