@@ -7,8 +7,10 @@ import { createHash } from "node:crypto";
 import { channel } from "node:diagnostics_channel";
 import { ChainmailError } from "../core/errors.js";
 import type { Logger } from "../core/node.js";
+import type { Enricher, TokenDetails } from "../enrichment/enrich.js";
 import { unsubscribeUrl } from "../mail/unsubscribe.js";
 import type { EmailMessage, MessageResult } from "../schemas/email.js";
+import type { TransactionRecord } from "../schemas/transactions.js";
 import type { Rule, WatchConfig } from "./config.js";
 import {
   type FollowContext,
@@ -80,7 +82,12 @@ export interface WatchContext {
    * for the next poll, and a digest is shown whether or not it is due.
    */
   dryRun?: { deliver(mails: readonly Mail[]): MailResult[] };
+  /** Token details for the templates (enrichment/enrich.ts), when they are on: one budget per poll's mails. */
+  details?: Pick<Enricher, "session"> | undefined;
 }
+
+/** The details of records, in order (none when token details are off). */
+type DetailsOf = (records: readonly TransactionRecord[]) => Promise<TokenDetails[]>;
 
 /** One watch's state between polls: back-off after failures, counts. */
 export class WatchRun {
@@ -281,6 +288,7 @@ export class WatchRun {
   private async mailQueued(): Promise<void> {
     this.head = this.watchConfig.rules.some((r) => r.confirmations) ? await this.indexHead() : undefined;
     let retries = Date.now() >= this.sendHoldOff ? await this.store.mails(["retry"], SEND_BATCH) : [];
+    const detailsOf: DetailsOf = this.ctx.details?.session(this.ctx.follow.signal) ?? (async () => []);
     for (;;) {
       if (this.ctx.follow.signal?.aborted || Date.now() < this.sendHoldOff) return;
       const journalled: Mail[] = [];
@@ -291,7 +299,7 @@ export class WatchRun {
           more = true;
           break;
         }
-        const claimed = await this.claim(rule, room);
+        const claimed = await this.claim(rule, room, detailsOf);
         journalled.push(...claimed.mails);
         more ||= claimed.more;
       }
@@ -306,18 +314,20 @@ export class WatchRun {
    * Turns the rule's oldest queued records into journalled email intents: one per record (at most `room`), or a due
    * digest. `more`: records are left that may be due now.
    */
-  private async claim(rule: Rule, room: number): Promise<{ mails: Mail[]; more: boolean }> {
+  private async claim(rule: Rule, room: number, detailsOf: DetailsOf): Promise<{ mails: Mail[]; more: boolean }> {
     let intents: Intent[];
     let more: boolean;
     const confirmed = this.confirmedOf(rule);
     if (rule.mode === "each" && rule.group === "transaction") {
-      ({ intents, more } = await this.transactionIntents(rule, room));
+      ({ intents, more } = await this.transactionIntents(rule, room, detailsOf));
     } else if (rule.mode === "each") {
       const queued = confirmed(await this.store.queued(rule.id, room + 1));
       more = queued.length > room;
-      intents = queued.slice(0, room).map((q) => {
+      const mailed = queued.slice(0, room);
+      const details = await detailsOf(mailed.map((q) => q.record));
+      intents = mailed.map((q, i) => {
         const customId = customIdOf(rule.id, [q.key]);
-        const message = eachMessage(rule, q.record, customId, this.unsubscribeUrl(rule));
+        const message = eachMessage(rule, q.record, customId, this.unsubscribeUrl(rule), details[i]);
         return { mail: mailOf(rule, customId, message), keys: [q.key] };
       });
     } else {
@@ -336,12 +346,8 @@ export class WatchRun {
       more = queued.length > batch.length;
       const keys = batch.map((q) => q.key);
       const customId = customIdOf(rule.id, keys);
-      const message = digestMessage(
-        rule,
-        batch.map((q) => q.record),
-        customId,
-        this.unsubscribeUrl(rule),
-      );
+      const records = batch.map((q) => q.record);
+      const message = digestMessage(rule, records, customId, this.unsubscribeUrl(rule), await detailsOf(records));
       intents = [{ mail: mailOf(rule, customId, message), keys }];
     }
     if (intents.length) await this.store.journal(rule.id, intents);
@@ -362,7 +368,11 @@ export class WatchRun {
    * (reads cover whole blocks), so its records are queued together; the last one read here may go on past the
    * records looked at, and waits unless it is the only one.
    */
-  private async transactionIntents(rule: Rule, room: number): Promise<{ intents: Intent[]; more: boolean }> {
+  private async transactionIntents(
+    rule: Rule,
+    room: number,
+    detailsOf: DetailsOf,
+  ): Promise<{ intents: Intent[]; more: boolean }> {
     const queued = this.confirmedOf(rule)(await this.store.queued(rule.id, DIGEST_MAX_RECORDS + 1));
     const groups = new Map<string, typeof queued>();
     for (const q of queued) {
@@ -373,7 +383,9 @@ export class WatchRun {
     const all = [...groups.values()];
     const cut = queued.length > DIGEST_MAX_RECORDS && all.length > 1 ? all.slice(0, -1) : all;
     const taken = cut.slice(0, room);
-    const intents = taken.map((group) => {
+    const details = await detailsOf(taken.flat().map((q) => q.record));
+    const firstOf = taken.map((_, k) => taken.slice(0, k).reduce((n, g) => n + g.length, 0));
+    const intents = taken.map((group, k) => {
       const keys = group.map((q) => q.key);
       const customId = customIdOf(rule.id, keys);
       const message = transactionMessage(
@@ -381,6 +393,7 @@ export class WatchRun {
         group.map((q) => q.record),
         customId,
         this.unsubscribeUrl(rule),
+        details.slice(firstOf[k], firstOf[k]! + group.length),
       );
       return { mail: mailOf(rule, customId, message), keys };
     });
