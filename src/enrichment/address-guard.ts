@@ -95,8 +95,23 @@ export function isPrivateAddress(address: string): boolean {
   return v6 ? privateV6(v6) : true;
 }
 
+/**
+ * Which private addresses may be reached: all (`true`: CHAINMAIL_FETCH_PRIVATE=true), none (`false`), or these
+ * (a set of IP addresses as the resolver and the URL parser write them: one local metadata server).
+ */
+export type PrivateAllowance = boolean | ReadonlySet<string>;
+
+/** Whether an address may be reached: public, or a private one allowed. */
+export function mayReach(address: string, allowPrivate: PrivateAllowance): boolean {
+  if (allowPrivate === true || !isPrivateAddress(address)) return true;
+  return allowPrivate !== false && allowPrivate.has(address);
+}
+
 /** Why a URL may not be fetched (or put in a mail), or undefined when it may. `https` alone with `httpsOnly`. */
-export function urlRefusal(url: string, options: { allowPrivate: boolean; httpsOnly?: boolean }): string | undefined {
+export function urlRefusal(
+  url: string,
+  options: { allowPrivate: PrivateAllowance; httpsOnly?: boolean | undefined },
+): string | undefined {
   let parsed: URL;
   try {
     parsed = new URL(url);
@@ -106,10 +121,14 @@ export function urlRefusal(url: string, options: { allowPrivate: boolean; httpsO
   const schemes = options.httpsOnly ? ["https:"] : ["http:", "https:"];
   if (!schemes.includes(parsed.protocol)) return `scheme ${parsed.protocol} is not ${schemes.join(" or ")}`;
   if (parsed.username || parsed.password) return "a URL with credentials";
-  if (options.allowPrivate) return undefined;
+  if (options.allowPrivate === true) return undefined;
   // The URL parser has already turned 0x7f.1, 2130706433 and the like into dotted quads.
-  const host = parsed.hostname.replace(/^\[|\]$/g, "").toLowerCase();
-  if (isIPv4(host) || isIPv6(host)) return isPrivateAddress(host) ? `a private address (${host})` : undefined;
+  const host = parsed.hostname
+    .replace(/^\[|\]$/g, "")
+    .replace(/\.$/, "")
+    .toLowerCase();
+  if (isIPv4(host) || isIPv6(host))
+    return mayReach(host, options.allowPrivate) ? undefined : `a private address (${host})`;
   if (host === "localhost" || host.endsWith(".localhost") || host.endsWith(".local") || !host.includes(".")) {
     return `a local host name (${host})`;
   }

@@ -15,6 +15,7 @@ import type { TransactionRecord } from "../schemas/transactions.js";
 import { formatUnits, MAINNET_ETH_TOKENS } from "../sources/index/decode.js";
 import { feedAnswerAt, feedDecimalsOf } from "../sources/index/pricing.js";
 import { RpcClient } from "../sources/index/rpc.js";
+import type { PrivateAllowance } from "./address-guard.js";
 import type { EnrichmentCache } from "./cache.js";
 import { contractNameOf, ensNameOf, tokenUriOf } from "./chain-reads.js";
 import { cleanText, readMetadata, type TokenMetadata } from "./metadata.js";
@@ -27,7 +28,7 @@ export interface EnrichmentSettings {
   rpc: { url: string; timeoutMs: number; retry: Config["indexRpc"]["retry"]; pool: Config["pool"] };
   ethUsdFeed: string;
   ipfsGateway: string;
-  allowPrivate: boolean;
+  allowPrivate: PrivateAllowance;
   budgetMs: number;
   metadataTimeoutMs: number;
   maxBytes: number;

@@ -11,12 +11,12 @@ import { type LookupAddress, lookup } from "node:dns";
 import { request as httpRequest, type IncomingMessage, type RequestOptions } from "node:http";
 import { request as httpsRequest } from "node:https";
 import type { LookupFunction } from "node:net";
-import { isPrivateAddress, urlRefusal } from "./address-guard.js";
+import { mayReach, type PrivateAllowance, urlRefusal } from "./address-guard.js";
 
 export interface FetchLimits {
   timeoutMs: number;
   maxBytes: number;
-  allowPrivate: boolean;
+  allowPrivate: PrivateAllowance;
   signal?: AbortSignal | undefined;
 }
 
@@ -27,12 +27,12 @@ export type Fetched =
 const MAX_REDIRECTS = 3;
 
 /** The system's lookup, refusing a host any of whose addresses is private (unless allowed). */
-function guardedLookup(allowPrivate: boolean): LookupFunction {
+export function guardedLookup(allowPrivate: PrivateAllowance): LookupFunction {
   return (hostname, options, callback) => {
     lookup(hostname, { ...options, all: true }, (err, addresses: LookupAddress[]) => {
       if (err) return callback(err, "", 0);
-      const refused = addresses.find((a) => isPrivateAddress(a.address));
-      if (refused && !allowPrivate) {
+      const refused = addresses.find((a) => !mayReach(a.address, allowPrivate));
+      if (refused) {
         const error = Object.assign(new Error(`${hostname} resolves to a private address (${refused.address})`), {
           code: "EPRIVATEADDRESS",
         });

@@ -5,13 +5,13 @@
  * (an https URL, `ipfs://` rewritten through the gateway, never a private address): the rest of a document written
  * by a stranger is not looked at.
  */
-import { urlRefusal } from "./address-guard.js";
+import { type PrivateAllowance, urlRefusal } from "./address-guard.js";
 import { decodeDataUri } from "./data-uri.js";
 import { guardedGet } from "./metadata-fetch.js";
 
 export interface MetadataSettings {
   ipfsGateway: string;
-  allowPrivate: boolean;
+  allowPrivate: PrivateAllowance;
   metadataTimeoutMs: number;
   maxBytes: number;
   signal?: AbortSignal | undefined;
