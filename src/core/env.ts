@@ -150,8 +150,6 @@ const details = "Token details";
 const MAX_ENRICH_MS = 600_000;
 /** A metadata document is a small JSON object; on-chain SVGs in `data:` URIs reach a few MiB at most. */
 const MAX_METADATA_BYTES = 16 * 1024 * 1024;
-/** Token details rarely change; a year bounds the cache's staleness. */
-const MAX_ENRICH_CACHE_MS = 365 * 86_400_000;
 /** An upstream's own timeout and retries, standing in for CHAINMAIL_TIMEOUT_MS and CHAINMAIL_MAX_RETRIES. */
 const perUpstream = <U extends string>(upstream: U, what: string) => {
   const timeout = duration(1, { group: calls, description: `timeout of ${what}`, shown: "`CHAINMAIL_TIMEOUT_MS`" });
@@ -349,8 +347,7 @@ export const EnvSchema = Type.Object({
     description: "largest token metadata document (fetched or in a `data:` URI)",
     default: 256 * 1024,
   }),
-  // Not a timer (an age compared to a stored time), so it may pass MAX_DURATION_MS.
-  CHAINMAIL_ENRICH_CACHE_MS: int(0, MAX_ENRICH_CACHE_MS, {
+  CHAINMAIL_ENRICH_CACHE_MS: duration(0, {
     group: details,
     description: "how long a token's details and an address's ENS name are kept in the watch's store (0: not kept)",
     default: 86_400_000,
