@@ -14,6 +14,7 @@ import { type Address, artifacts, call, connect, deploy } from "../src/demo/cont
 import { memoryCache, openStoreCache } from "../src/enrichment/cache.js";
 import { ENS_REGISTRY, ensNameOf, namehash } from "../src/enrichment/chain-reads.js";
 import { Enricher, type EnrichmentSettings, enrichmentSettings } from "../src/enrichment/enrich.js";
+import { guardedGet } from "../src/enrichment/metadata-fetch.js";
 import type { TransactionRecord } from "../src/schemas/transactions.js";
 import { RpcClient } from "../src/sources/index/rpc.js";
 import {
@@ -83,7 +84,7 @@ beforeAll(async () => {
     CHAINMAIL_IPFS_GATEWAY: "https://gateway.example/ipfs/",
     CHAINMAIL_METADATA_TIMEOUT_MS: "3000",
   });
-  settings = { ...enrichmentSettings(config)!, allowPrivate: new Set(["127.0.0.1"]) };
+  settings = { ...enrichmentSettings(config, guardedGet)!, allowPrivate: new Set(["127.0.0.1"]) };
 });
 
 afterAll(async () => {

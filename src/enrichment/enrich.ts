@@ -18,13 +18,15 @@ import { RpcClient } from "../sources/index/rpc.js";
 import type { PrivateAllowance } from "./address-guard.js";
 import type { EnrichmentCache } from "./cache.js";
 import { contractNameOf, ensNameOf, tokenUriOf } from "./chain-reads.js";
-import { cleanText, readMetadata, type TokenMetadata } from "./metadata.js";
+import { cleanText, type MetadataFetch, readMetadata, type TokenMetadata } from "./metadata.js";
 
 /** The values details add, by template variable name (`price_usd` only where the record has none). */
 export const DETAIL_VARIABLES = ["token_name", "token_image", "collection_name", "from_name", "to_name"] as const;
 export type TokenDetails = Partial<Record<(typeof DETAIL_VARIABLES)[number] | "price_usd", string>>;
 
 export interface EnrichmentSettings {
+  /** How metadata is fetched: metadata-fetch.ts's guarded GET in a process, pool-fetch.ts in a workflow host. */
+  fetch: MetadataFetch;
   rpc: { url: string; timeoutMs: number; retry: Config["indexRpc"]["retry"]; pool: Config["pool"] };
   ethUsdFeed: string;
   ipfsGateway: string;
@@ -36,11 +38,12 @@ export interface EnrichmentSettings {
 }
 
 /** The settings of token details, or undefined when they are off (CHAINMAIL_ENRICH=false, or no INDEX_RPC_URL). */
-export function enrichmentSettings(config: Config): EnrichmentSettings | undefined {
+export function enrichmentSettings(config: Config, fetch: MetadataFetch): EnrichmentSettings | undefined {
   const { env } = config;
   const url = config.indexRpc.url;
   if (!url || setting(env, "CHAINMAIL_ENRICH") !== "true") return undefined;
   return {
+    fetch,
     rpc: { url, timeoutMs: config.indexRpc.timeoutMs, retry: config.indexRpc.retry, pool: config.pool },
     ethUsdFeed: config.opensea.ethUsdFeed,
     ipfsGateway: setting(env, "CHAINMAIL_IPFS_GATEWAY"),
@@ -88,10 +91,15 @@ export class Enricher {
       0,
       Math.min(this.settings.budgetMs, (options.deadline ?? Number.POSITIVE_INFINITY) - Date.now()),
     );
-    const budget = new AbortController();
-    const timer = setTimeout(() => budget.abort(), ms);
-    const stop = signal ? AbortSignal.any([signal, budget.signal]) : budget.signal;
     const { rpc: r } = this.settings;
+    const budget = new AbortController();
+    // The host's timer (the pool's wait): a workflow host's bundle starts none of its own.
+    const ended = new AbortController();
+    r.pool.wait(ms, ended.signal).then(
+      () => budget.abort(),
+      () => {},
+    );
+    const stop = signal ? AbortSignal.any([signal, budget.signal]) : budget.signal;
     const rpc = new RpcClient(r.url, {
       pool: r.pool,
       timeoutMs: Math.min(r.timeoutMs, ms || 1),
@@ -125,7 +133,7 @@ export class Enricher {
         failures.push(`keeping them: ${err instanceof Error ? err.message : String(err)}`);
       });
     } finally {
-      clearTimeout(timer);
+      ended.abort();
       budget.abort();
     }
     if (failures.length) {

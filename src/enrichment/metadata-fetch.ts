@@ -12,19 +12,7 @@ import { request as httpRequest, type IncomingMessage, type RequestOptions } fro
 import { request as httpsRequest } from "node:https";
 import type { LookupFunction } from "node:net";
 import { mayReach, type PrivateAllowance, urlRefusal } from "./address-guard.js";
-
-export interface FetchLimits {
-  timeoutMs: number;
-  maxBytes: number;
-  allowPrivate: PrivateAllowance;
-  signal?: AbortSignal | undefined;
-}
-
-export type Fetched =
-  | { ok: true; url: string; contentType: string; body: Buffer }
-  | { ok: false; url: string; why: string };
-
-const MAX_REDIRECTS = 3;
+import { type Fetched, type FetchLimits, MAX_REDIRECTS } from "./metadata.js";
 
 /** The system's lookup, refusing a host any of whose addresses is private (unless allowed). */
 export function guardedLookup(allowPrivate: PrivateAllowance): LookupFunction {

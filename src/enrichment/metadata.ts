@@ -1,15 +1,36 @@
 /**
  * A token's metadata document (ERC-721 / ERC-1155 metadata JSON) read from the URI its contract states: a `data:`
  * URI decoded in place, `ipfs://` (and `ar://`) through a gateway, `http(s)://` by a bounded, guarded GET
- * (metadata-fetch.ts). Only a JSON object of an expected content type is read, and of it only `name` and `image`
+ * (metadata-fetch.ts, or a workflow host's engine: pool-fetch.ts). Only a JSON object of an expected content type is read, and of it only `name` and `image`
  * (an https URL, `ipfs://` rewritten through the gateway, never a private address): the rest of a document written
  * by a stranger is not looked at.
  */
 import { type PrivateAllowance, urlRefusal } from "./address-guard.js";
 import { decodeDataUri } from "./data-uri.js";
-import { guardedGet } from "./metadata-fetch.js";
+
+/** Redirects a metadata fetch follows at most. */
+export const MAX_REDIRECTS = 3;
+
+/** What a fetch of metadata came to: the body, or why there is none. */
+export type Fetched =
+  | { ok: true; url: string; contentType: string; body: Buffer }
+  | { ok: false; url: string; why: string };
+
+export interface FetchLimits {
+  timeoutMs: number;
+  maxBytes: number;
+  allowPrivate: PrivateAllowance;
+  signal?: AbortSignal | undefined;
+}
+
+/**
+ * One bounded GET, redirects followed and each checked: metadata-fetch.ts in a process of its own (every resolved
+ * address checked too), pool-fetch.ts in a workflow host (through the host's engine and its own guards).
+ */
+export type MetadataFetch = (url: string, limits: FetchLimits) => Promise<Fetched>;
 
 export interface MetadataSettings {
+  fetch: MetadataFetch;
   ipfsGateway: string;
   allowPrivate: PrivateAllowance;
   metadataTimeoutMs: number;
@@ -49,7 +70,7 @@ export async function readMetadata(uri: string, settings: MetadataSettings): Pro
     if (!decoded) return "a data: URI that does not decode within the size limit";
     ({ mediaType: contentType, bytes: body } = decoded);
   } else {
-    const fetched = await guardedGet(gatewayUrl(trimmed, settings.ipfsGateway), {
+    const fetched = await settings.fetch(gatewayUrl(trimmed, settings.ipfsGateway), {
       timeoutMs: settings.metadataTimeoutMs,
       maxBytes: settings.maxBytes,
       allowPrivate: settings.allowPrivate,

@@ -15,6 +15,7 @@ import type { Logger } from "../core/node.js";
 import { isPostgresUrl } from "../db/database.js";
 import { type EnrichmentCache, memoryCache, openStoreCache } from "../enrichment/cache.js";
 import { Enricher, enrichmentSettings } from "../enrichment/enrich.js";
+import { guardedGet } from "../enrichment/metadata-fetch.js";
 import type { EmailMessage, MessageResult } from "../schemas/email.js";
 import { IndexCommits } from "../sources/index/commits.js";
 import { parseWatchConfig, type WatchConfig } from "./config.js";
@@ -84,7 +85,7 @@ export async function watch(options: WatchOptions): Promise<WatchSummary> {
   let wake: IndexCommits | undefined;
   let cache: EnrichmentCache | undefined;
   try {
-    const details = enrichmentSettings(config);
+    const details = enrichmentSettings(config, guardedGet);
     if (details) {
       // Token details are kept beside the journal (their own table), so a restart asks nothing twice.
       cache = await openStoreCache(where, details.cacheMs);
@@ -161,7 +162,7 @@ export async function dryRunWatch(
       out.push({ rule: mail.rule, records: store.recordsOf.get(mail.customId) ?? 1, message: mail.message });
       return { customId: mail.customId, state: "sent", result: { Status: "success" } as MessageResult };
     });
-  const details = enrichmentSettings(config);
+  const details = enrichmentSettings(config, guardedGet);
   const run = new WatchRun(watchConfig, store, {
     follow: followContext(watchConfig, config, options.signal),
     send: { config, signal: options.signal, logger: silent },
