@@ -11,12 +11,14 @@ import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { loadConfig } from "../src/core/config.js";
 import { type Address, artifacts, call, connect, deploy } from "../src/demo/contracts.js";
-import { memoryCache, openStoreCache } from "../src/enrichment/cache.js";
+import { memoryCache } from "../src/enrichment/cache.js";
 import { ENS_REGISTRY, ensNameOf, namehash } from "../src/enrichment/chain-reads.js";
 import { Enricher, type EnrichmentSettings, enrichmentSettings } from "../src/enrichment/enrich.js";
 import { guardedGet } from "../src/enrichment/metadata-fetch.js";
+import { openStoreCache } from "../src/enrichment/store-cache.js";
 import type { TransactionRecord } from "../src/schemas/transactions.js";
 import { RpcClient } from "../src/sources/index/rpc.js";
+import { activityDetails, detailsCache } from "../src/workflow/index.js";
 import {
   abiAddressAnswer,
   abiStringAnswer,
@@ -186,6 +188,25 @@ describe("token details from the node and the token's metadata", () => {
     const details = await new Enricher(down, memoryCache(60_000)).detailsOf([transfer(CATS, "5")]);
     expect(details).toEqual([{}]);
     expect(Date.now() - started).toBeLessThan(settings.budgetMs + 1_000);
+  });
+
+  it("a workflow host's activity node: details through its pool, beside the records, which stay as they were", async () => {
+    const config = loadConfig({
+      INDEX_RPC_URL: anvil.rpcUrl,
+      ETH_USD_FEED: FEED,
+      CHAINMAIL_FETCH_PRIVATE: "true",
+      CHAINMAIL_IPFS_GATEWAY: "https://gateway.example/ipfs/",
+    });
+    const records = [transfer(CATS, "5"), sale(blocks.high, 2)];
+    const before = structuredClone(records);
+    const details = await activityDetails(config, detailsCache(config))!(records);
+    expect(details[0]).toMatchObject({ token_name: "Loopback Cat #5", collection_name: "Loopback Cats" });
+    expect(details[1]).toMatchObject({ price_usd: "6000", to_name: "alice.eth" });
+    expect(records).toEqual(before);
+    // Off without a node, or when turned off.
+    expect(activityDetails(loadConfig({}), detailsCache(config))).toBeUndefined();
+    const off = loadConfig({ INDEX_RPC_URL: anvil.rpcUrl, CHAINMAIL_ENRICH: "false" });
+    expect(activityDetails(off, detailsCache(off))).toBeUndefined();
   });
 
   it("keeps what it found in the store for the cache's time, and asks nothing again", async () => {

@@ -4,6 +4,8 @@
  * every spelling a URL or a resolver gives it (dotted, integer, hex, IPv4-mapped, NAT64, 6to4), and public ones
  * pass. Fixed seed (PROPS_SEED); PROPS_RUNS cases (default 300).
  */
+
+import { isIPv6 } from "node:net";
 import fc from "fast-check";
 import { describe, expect, it } from "vitest";
 import { isPrivateAddress, urlRefusal, v6Bytes } from "../src/enrichment/address-guard.js";
@@ -123,6 +125,38 @@ describe("IPv6 addresses", () => {
       fc.property(groups, (g) => {
         const host = new URL(`http://[${text(g)}]/`).hostname.replace(/^\[|\]$/g, "");
         expect(v6Bytes(host)).toEqual(g.flatMap((w) => [w >> 8, w & 255]));
+      }),
+      options,
+    );
+  });
+
+  it("are read exactly when Node's own parser (node:net) says the text is an IPv6 address", () => {
+    const piece = fc.oneof(
+      fc.constantFrom(":", "::", ".", "0", "1", "ffff", "FFFF", "12345", "1.2.3.4", "255.255.255.255", "256.1.1.1"),
+      fc.integer({ min: 0, max: 0xffff }).map((n) => n.toString(16)),
+    );
+    fc.assert(
+      fc.property(fc.array(piece, { maxLength: 12 }), (pieces) => {
+        const text = pieces.join("");
+        expect(v6Bytes(text) !== undefined, text).toBe(isIPv6(text));
+      }),
+      options,
+    );
+    fc.assert(
+      fc.property(groups, fc.integer({ min: 0, max: 8 }), fc.integer({ min: 0, max: 8 }), (g, from, length) => {
+        // Any run of groups compressed to "::", as RFC 5952 and others write it.
+        const start = Math.min(from, 7);
+        const end = Math.min(8, start + Math.max(1, length));
+        const text = `${g
+          .slice(0, start)
+          .map((w) => w.toString(16))
+          .join(":")}::${g
+          .slice(end)
+          .map((w) => w.toString(16))
+          .join(":")}`;
+        const zeroed = g.map((w, i) => (i >= start && i < end ? 0 : w));
+        expect(isIPv6(text)).toBe(true);
+        expect(v6Bytes(text)).toEqual(zeroed.flatMap((w) => [w >> 8, w & 255]));
       }),
       options,
     );

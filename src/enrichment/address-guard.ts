@@ -3,9 +3,14 @@
  * metadata endpoint or a service on the watch's own host. Private, loopback, link-local, unique-local and other
  * non-public addresses (IPv4 and IPv6, IPv4 inside IPv6 included) are refused, for the address a URL names and for
  * every address its host resolves to (metadata-fetch.ts checks those at connection time, and each redirect again),
- * unless CHAINMAIL_FETCH_PRIVATE=true (a local chain's metadata server). No I/O here.
+ * unless CHAINMAIL_FETCH_PRIVATE=true (a local chain's metadata server). No I/O here, and no Node module: a
+ * workflow host's bundle carries it.
  */
-import { isIPv4, isIPv6 } from "node:net";
+
+/** A dotted quad, each part 0 to 255 without leading zeros (the URL parser and resolvers write them so). */
+const DOTTED_QUAD = /^(25[0-5]|2[0-4]\d|1\d\d|[1-9]?\d)(\.(25[0-5]|2[0-4]\d|1\d\d|[1-9]?\d)){3}$/;
+const isIPv4 = (text: string) => DOTTED_QUAD.test(text);
+const isIPv6 = (text: string) => v6Bytes(text) !== undefined;
 
 /** IPv4 ranges that are not the public internet (RFC 6890 and its successors), as [first octets, prefix bits]. */
 const PRIVATE_V4: readonly [number[], number][] = [
@@ -46,25 +51,29 @@ const privateV4 = (bytes: readonly number[]): boolean =>
 
 /** IPv6 text as 16 bytes (a dotted IPv4 tail read too); undefined when it is not one. A zone id is refused. */
 export function v6Bytes(text: string): number[] | undefined {
-  if (!isIPv6(text) || text.includes("%")) return undefined;
-  let head = text;
+  if (!/^[0-9a-fA-F:.]{2,45}$/.test(text)) return undefined;
+  const halves = text.split("::");
+  if (halves.length > 2) return undefined;
+  const groupsOf = (part: string): string[] | undefined => (part === "" ? [] : part.split(":"));
+  const left = groupsOf(halves[0]!);
+  const right = halves.length === 2 ? groupsOf(halves[1]!) : [];
+  if (!left || !right) return undefined;
+  const all = [...left, ...right];
+  // A dotted IPv4 may stand for the last two groups.
   const tail: number[] = [];
-  const lastColon = head.lastIndexOf(":");
-  const quad = v4Bytes(head.slice(lastColon + 1));
-  if (quad) {
-    tail.push(...quad);
-    head = `${head.slice(0, lastColon + 1)}0:0`;
+  const last = all[all.length - 1];
+  if (last?.includes(".")) {
+    if (!isIPv4(last) || !text.endsWith(last)) return undefined;
+    tail.push(...last.split(".").map(Number));
+    (right.length ? right : left).pop();
   }
-  const [left, right] = head.includes("::") ? head.split("::") : [head, undefined];
-  const groups = (part: string | undefined) => (part ? part.split(":").filter((g) => g !== "") : []);
-  const l = groups(left);
-  const r = groups(right);
-  const zeros = right === undefined ? 0 : 8 - l.length - r.length;
-  const words = [...l, ...Array(zeros).fill("0"), ...r].map((g) => Number.parseInt(g, 16));
-  if (words.length !== 8 || words.some((w) => !(w >= 0 && w <= 0xffff))) return undefined;
-  const bytes = words.flatMap((w) => [w >> 8, w & 0xff]);
-  if (tail.length) bytes.splice(12, 4, ...tail);
-  return bytes;
+  const groups = [...left, ...right];
+  if (groups.some((g) => !/^[0-9a-fA-F]{1,4}$/.test(g))) return undefined;
+  const wanted = 8 - tail.length / 2;
+  const zeros = halves.length === 2 ? wanted - groups.length : 0;
+  if (halves.length === 2 ? zeros < 1 : groups.length !== wanted) return undefined;
+  const words = [...left, ...Array<string>(zeros).fill("0"), ...right].map((g) => Number.parseInt(g, 16));
+  return [...words.flatMap((w) => [w >> 8, w & 0xff]), ...tail];
 }
 
 /** IPv6 ranges that are not the public internet, or carry an IPv4 address to check instead. */
