@@ -115,14 +115,16 @@ export function metadataOf(document: Record<string, unknown>, settings: Metadata
 
 /**
  * Text from a contract or a metadata document, fit for a mail: one line without control or format characters (bidi
- * overrides among them), at most `max` characters.
+ * overrides among them), at most `max` characters (code points: a pair is never cut in two).
  */
 export function cleanText(text: string, max: number): string {
+  // Lone surrogates (Cs) too: no transport can carry them.
   const line = text
-    .replace(/[\p{Cc}\p{Cf}]/gu, " ")
+    .replace(/[\p{Cc}\p{Cf}\p{Cs}]/gu, " ")
     .replace(/\s+/g, " ")
     .trim();
-  return line.length > max ? `${line.slice(0, max - 1)}…` : line;
+  const points = [...line];
+  return points.length > max ? `${points.slice(0, max - 1).join("")}…` : line;
 }
 
 /** An image a mail may show: https, no private address, no credentials, bounded; `ipfs://` through the gateway. */
