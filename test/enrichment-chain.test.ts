@@ -9,6 +9,7 @@ import { mkdtempSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { RpcClient } from "../src/chain/index.js";
 import { loadConfig } from "../src/core/config.js";
 import { type Address, artifacts, call, connect, deploy } from "../src/demo/contracts.js";
 import { memoryCache } from "../src/enrichment/cache.js";
@@ -17,7 +18,6 @@ import { Enricher, type EnrichmentSettings, enrichmentSettings } from "../src/en
 import { guardedGet } from "../src/enrichment/metadata-fetch.js";
 import { openStoreCache } from "../src/enrichment/store-cache.js";
 import type { TransactionRecord } from "../src/schemas/transactions.js";
-import { RpcClient } from "../src/sources/index/rpc.js";
 import { activityDetails, detailsCache } from "../src/workflow/index.js";
 import {
   abiAddressAnswer,

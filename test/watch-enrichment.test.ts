@@ -10,8 +10,8 @@ import { join } from "node:path";
 import { simpleParser } from "mailparser";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { ENS_REGISTRY } from "../src/enrichment/chain-reads.js";
-import { indexChain } from "../src/sources/index/indexer.js";
-import { closeIndexSources } from "../src/sources/index/source.js";
+import { indexChain } from "../src/ingest/indexer.js";
+import { closeIndexSources } from "../src/sources/own-index/source.js";
 import { listOutbox } from "../src/transports/outbox/store.js";
 import { previewWatch, watch } from "../src/watch/watch.js";
 import {

@@ -5,8 +5,7 @@
  * address, since anyone can set any name as their reverse record. Answers are read as ABI, bounded; an answer that
  * is not what the call returns is undefined. A node error throws (the caller leaves the field empty).
  */
-import { keccak256 } from "../sources/index/keccak.js";
-import { type RpcClient, RpcError } from "../sources/index/rpc.js";
+import { keccak256, type RpcClient, RpcError } from "../chain/index.js";
 
 const TOKEN_URI = "0xc87b56dd";
 const URI = "0x0e89341c";

@@ -8,13 +8,12 @@
  * by CHAINMAIL_ENRICH_BUDGET_MS, so a mail is never held by them: what is not in by then stays empty.
  */
 import { nftOf, partiesOf } from "../activity/records.js";
+import { feedAnswerAt, feedDecimalsOf, MAINNET_ETH_TOKENS, RpcClient } from "../chain/index.js";
 import type { Config } from "../core/config.js";
 import { setting } from "../core/env.js";
+import { decimalText } from "../core/exact-decimals.js";
 import type { Logger } from "../core/node.js";
 import type { TransactionRecord } from "../schemas/transactions.js";
-import { formatUnits, MAINNET_ETH_TOKENS } from "../sources/index/decode.js";
-import { feedAnswerAt, feedDecimalsOf } from "../sources/index/pricing.js";
-import { RpcClient } from "../sources/index/rpc.js";
 import type { PrivateAllowance } from "./address-guard.js";
 import type { EnrichmentCache } from "./cache.js";
 import { contractNameOf, ensNameOf, tokenUriOf } from "./chain-reads.js";
@@ -241,7 +240,7 @@ export class Enricher {
     if (!rate || typeof rate !== "object") return undefined;
     const price = priceText((record as Loose).price_details)!;
     const [whole, fraction = ""] = price.split(".");
-    return formatUnits(BigInt(whole! + fraction) * BigInt(rate.answer!), fraction.length + Number(rate.decimals));
+    return decimalText(BigInt(whole! + fraction) * BigInt(rate.answer!), fraction.length + Number(rate.decimals));
   }
 }
 

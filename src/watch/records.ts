@@ -5,9 +5,9 @@
  */
 import { filterPasses } from "../activity/filter.js";
 import { nftOf, partiesOf } from "../activity/records.js";
+import { MAINNET_ETH_TOKENS } from "../chain/index.js";
 import { DETAIL_VARIABLES, type TokenDetails } from "../enrichment/enrich.js";
 import type { TransactionRecord } from "../schemas/transactions.js";
-import { MAINNET_ETH_TOKENS } from "../sources/index/decode.js";
 import type { Rule } from "./config-schema.js";
 
 type Loose = Record<string, any>;

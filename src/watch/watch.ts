@@ -18,7 +18,7 @@ import { Enricher, enrichmentSettings } from "../enrichment/enrich.js";
 import { guardedGet } from "../enrichment/metadata-fetch.js";
 import { openStoreCache } from "../enrichment/store-cache.js";
 import type { EmailMessage, MessageResult } from "../schemas/email.js";
-import { IndexCommits } from "../sources/index/commits.js";
+import { IndexCommits } from "../sources/own-index/index.js";
 import { parseWatchConfig, type WatchConfig } from "./config.js";
 import { openWatchStore } from "./db-store.js";
 import { DryRunStore } from "./dry-store.js";

@@ -47,8 +47,15 @@ export {
   nftTransactionsByToken,
   nftTransactionsOnChain,
 } from "../nodes/index.js";
-export { nftSources, portableNftSources, type Setting, type SourceEntry, settingsEnv } from "../sources/catalog.js";
-export { mailTransports } from "../transports/catalog.js";
+export {
+  nftSources,
+  portableNftSources,
+  type Setting,
+  type SourceEntry,
+  settingsEnv,
+  workflowSources,
+} from "../sources/catalog.js";
+export { mailTransports, portableMailTransports, type TransportEntry } from "../transports/catalog.js";
 export type { EnrichmentCache, MetadataFetch, TokenDetails };
 
 /** Settings a host may pass through from its environment or its user: the catalog's, and the tuning ones. */

@@ -6,11 +6,10 @@
  * The USD rate of a sale is the feed's answer in force at its log. A sale before its range's first answer is
  * priced at the commit, with the answer in force before the range (known only once the ranges before it are in).
  */
+
+import type { ActivityRow, IndexStore, Price } from "../sources/own-index/index.js";
 import type { SaleTerms } from "./decode.js";
 import { formatUnits } from "./decode.js";
-import type { Price } from "./record.js";
-import { type RpcClient, toHex } from "./rpc.js";
-import type { ActivityRow, IndexStore } from "./store.js";
 
 /** Beyond any log index: "the end of the block" in a (block, log) position. */
 const MAX_LOG_INDEX = 2 ** 31 - 1;
@@ -95,41 +94,4 @@ export class Pricing {
     await this.store.setTokenDecimals(address, decimals);
     return decimals;
   }
-}
-
-/** A Chainlink-style feed's `latestRoundData()` and `decimals()` selectors. */
-const LATEST_ROUND_DATA = "0xfeaf968c";
-const DECIMALS = "0x313ce567";
-
-/** Each node's feed's `decimals()`, by node URL and feed: another node may be another chain. */
-const feedDecimalsByNode = new Map<string, Promise<number | undefined>>();
-
-/**
- * A feed's `decimals()` (0 to 36) asked of a node (OpenSea's sales, a watch's token details), or undefined when it
- * answers something else; remembered per node and feed, a failure not.
- */
-export function feedDecimalsOf(rpc: RpcClient, feed: string): Promise<number | undefined> {
-  const key = `${rpc.url}|${feed}`;
-  let decimals = feedDecimalsByNode.get(key);
-  if (!decimals) {
-    decimals = rpc.call<string>("eth_call", [{ to: feed, data: DECIMALS }, "latest"]).then((data) => {
-      if (typeof data !== "string" || !/^0x[0-9a-fA-F]{64}$/.test(data)) return undefined;
-      const n = BigInt(data);
-      return n <= 36n ? Number(n) : undefined;
-    });
-    feedDecimalsByNode.set(key, decimals);
-    decimals.catch(() => feedDecimalsByNode.delete(key));
-  }
-  return decimals;
-}
-
-/**
- * The feed's answer as it stood in `block` (`latestRoundData()` by `eth_call` at that block), when it is a
- * positive int256. Rejects when the node fails, or has not the state of that block.
- */
-export async function feedAnswerAt(rpc: RpcClient, feed: string, block: number): Promise<bigint | undefined> {
-  const data = await rpc.call<string>("eth_call", [{ to: feed, data: LATEST_ROUND_DATA }, toHex(block)]);
-  if (typeof data !== "string" || !/^0x[0-9a-fA-F]{320}$/.test(data)) return undefined;
-  const answer = BigInt.asIntN(256, BigInt(`0x${data.slice(66, 130)}`));
-  return answer > 0n ? answer : undefined;
 }
