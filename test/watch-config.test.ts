@@ -79,6 +79,89 @@ describe("watch configuration", () => {
     expect(cross.find((p) => p.field === "rules[0].mail.subject")?.message).toContain("unknown variable nope");
   });
 
+  it("retract and max_per_hour: where they apply, their templates, every problem named", () => {
+    const base = { id: "r", contract_address: ADDRESS, mail: { to: [{ Email: "a@example.com" }] } };
+    const file = (rules: object[]) => ({ source: "index", from: { Email: "w@example.com" }, rules });
+    const found = problems(
+      file([
+        { ...base, id: "a", retract: true, confirmations: 2 },
+        { ...base, id: "b", mail: { ...base.mail, retract_subject: "Undone {{var:token_ids}}" } },
+        { ...base, id: "c", retract: true, mail: { ...base.mail, retract_text: "{{var:items}} {{var:nope}}" } },
+        { ...base, id: "d", max_per_hour: 0 },
+      ]),
+    );
+    expect(found.map((p) => p.field)).toEqual(["rules[3].max_per_hour"]);
+    const cross = problems(
+      file([
+        { ...base, id: "a", retract: true, confirmations: 2 },
+        { ...base, id: "b", mail: { ...base.mail, retract_subject: "Undone {{var:token_ids}}" } },
+        { ...base, id: "c", retract: true, mail: { ...base.mail, retract_text: "{{var:items}} {{var:nope}}" } },
+      ]),
+    );
+    expect(cross.map((p) => p.field)).toEqual([
+      "rules[0].retract",
+      "rules[1].mail.retract_subject",
+      "rules[2].mail.retract_text",
+    ]);
+    expect(cross[0]!.message).toContain("only used with confirmations 0");
+    expect(cross[2]!.message).toContain("unknown variables items, nope");
+    // Accepted: a retraction's own template with a transaction's names, and an each rule's digest lines under a cap.
+    const ok = parseWatchConfig(
+      file([
+        {
+          ...base,
+          retract: true,
+          confirmations: 0,
+          group: "transaction",
+          max_per_hour: 100,
+          mail: {
+            ...base.mail,
+            retract_subject: "Undone: {{var:count}} tokens ({{var:token_ids}}) in {{var:transaction_hash}}",
+            item_text: "- {{var:summary}}",
+          },
+        },
+      ]),
+    );
+    expect(ok.rules[0]).toMatchObject({ retract: true, max_per_hour: 100 });
+  });
+
+  it("retract, confirmations, max_per_hour and the retraction's template: refused exactly when the rules say", () => {
+    const settings = fc.record(
+      {
+        retract: fc.boolean(),
+        confirmations: fc.integer({ min: 0, max: 64 }),
+        max_per_hour: fc.oneof(fc.integer({ min: -2, max: 20_000 }), fc.double({ min: 0, max: 5, noNaN: true })),
+        retract_subject: fc.constantFrom("{{var:token_ids}} in {{var:transaction_hash}}", "{{var:items}}"),
+      },
+      { requiredKeys: [] },
+    );
+    fc.assert(
+      fc.property(settings, ({ retract_subject, ...rest }) => {
+        const rule = {
+          id: "r",
+          contract_address: ADDRESS,
+          ...rest,
+          mail: { to: [{ Email: "a@example.com" }], ...(retract_subject === undefined ? {} : { retract_subject }) },
+        };
+        const fields = problems({ source: "index", from: { Email: "w@example.com" }, rules: [rule] }).map(
+          (p) => p.field,
+        );
+        const cap = rest.max_per_hour;
+        const badCap = cap !== undefined && !(Number.isInteger(cap) && cap >= 1 && cap <= 10_000);
+        const expected = badCap
+          ? ["rules[0].max_per_hour"] // the schema's problems come first, alone
+          : [
+              ...(rest.retract && rest.confirmations ? ["rules[0].retract"] : []),
+              // Each problem once: used without retract, and a name a retraction has not.
+              ...(retract_subject !== undefined && !rest.retract ? ["rules[0].mail.retract_subject"] : []),
+              ...(retract_subject?.includes("items") ? ["rules[0].mail.retract_subject"] : []),
+            ];
+        expect(fields).toEqual(expected);
+      }),
+      { seed: 35, numRuns: 300 },
+    );
+  });
+
   it("never throws anything but invalid_input, whatever the file holds", () => {
     fc.assert(
       fc.property(fc.jsonValue({ maxDepth: 6 }), (value) => {

@@ -6,9 +6,12 @@
  * diagnostics channels and sends SIGKILL at the point WATCH_KILL_AT names.
  */
 import { mkdtempSync, readdirSync, rmSync, writeFileSync } from "node:fs";
+import { readFile } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
+import { simpleParser } from "mailparser";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { openDatabase } from "../src/db/database.js";
 import { indexChain } from "../src/ingest/indexer.js";
 import { listOutbox } from "../src/transports/outbox/store.js";
 import { openWatchStore } from "../src/watch/db-store.js";
@@ -24,6 +27,7 @@ let smtp: SmtpTestServer;
 let mailjet: MailjetServer;
 let token = 100;
 const KILLER = join(import.meta.dirname, "fixtures", "watch-kill.mjs");
+const CLOCK = join(import.meta.dirname, "fixtures", "watch-clock.mjs");
 
 beforeAll(async () => {
   dir = mkdtempSync(join(tmpdir(), "chainmail-watch-crash-"));
@@ -69,12 +73,20 @@ function scenario(name: string, transport: Record<string, string>, rule: Record<
   return {
     db,
     file,
-    /** `kill`: where test/fixtures/watch-kill.mjs kills the watch (WATCH_KILL_AT). */
-    async run(kill?: string) {
+    /**
+     * `kill`: where test/fixtures/watch-kill.mjs kills the watch (WATCH_KILL_AT); `clockMs`: the moment the
+     * watch's clock starts at (test/fixtures/watch-clock.mjs, WATCH_CLOCK_MS).
+     */
+    async run(kill?: string, clockMs?: number) {
       await indexChain({ rpcUrl: anvil.rpcUrl, dbPath: db, follow: false, seaport: [SEAPORT] });
+      const preload = [...(kill ? [KILLER] : []), ...(clockMs ? [CLOCK] : [])];
       return runCli(["watch", "--config", file, "--once"], {
-        env: kill ? { ...env, WATCH_KILL_AT: kill } : env,
-        ...(kill ? { preload: [KILLER] } : {}),
+        env: {
+          ...env,
+          ...(kill ? { WATCH_KILL_AT: kill } : {}),
+          ...(clockMs ? { WATCH_CLOCK_MS: String(clockMs) } : {}),
+        },
+        ...(preload.length ? { preload } : {}),
       });
     },
     /** `chainmail watch <command> --config <file> …`, with the watch's settings. */
@@ -212,6 +224,97 @@ describe('group "transaction": a sweep is one email across crashes', () => {
       expect.stringMatching(/: 2 transfers of \S+ #601, #602 in /),
     ]);
     expect(await s.mailStates()).toEqual(["sent", "sent"]);
+  });
+});
+
+describe("retract: the retraction of a mailed sale a reorg removed, across crashes", () => {
+  for (const kill of ["sent", "journalled"] as const) {
+    it(`killed ${kill === "sent" ? "past" : "before"} the retraction's send: in the end one retraction, once`, async () => {
+      const outbox = join(dir, `retract-${kill}`);
+      const s = scenario(`retract-${kill}`, { EMAIL_TRANSPORT: "outbox", OUTBOX_DIR: outbox }, { retract: true });
+      await s.run();
+      await sell(anvil, token++, 1000);
+      expect((await s.run()).code).toBe(0);
+      await anvil.rpc("anvil_reorg", [1, []]);
+      expect((await s.run(kill)).code).toBeNull();
+      for (let i = 0; i < 3; i++) expect((await s.run()).code).toBe(0);
+      const mails = await listOutbox(outbox);
+      expect(mails.map((m) => m.subject)).toEqual([
+        expect.stringMatching(/^retract-\w+: sale of /),
+        expect.stringMatching(/^retract-\w+: retracted: sale of /),
+      ]);
+      expect(await s.mailStates()).toEqual(["sent", "sent"]);
+    });
+  }
+});
+
+describe("max_per_hour across crashes", () => {
+  const HOUR = 3_600_000;
+  /** A whole clock hour hours ahead: each run of the watch is put in the hour the test names. */
+  const base = Math.ceil(Date.now() / HOUR) * HOUR + 3 * HOUR;
+  const at = (hours: number) => base + hours * HOUR + 60_000;
+
+  for (const kill of ["sent", "journalled"] as const) {
+    it(`killed ${kill === "sent" ? "past" : "before"} the send of an hour's digest: it goes out once`, async () => {
+      const outbox = join(dir, `cap-${kill}`);
+      const s = scenario(`cap-${kill}`, { EMAIL_TRANSPORT: "outbox", OUTBOX_DIR: outbox }, { max_per_hour: 1 });
+      await s.run(undefined, at(0));
+      await sellMany(
+        anvil,
+        [0, 1, 2].map(() => ({ tokenId: token++, milliEth: 1000 })),
+      );
+      expect((await s.run(undefined, at(0))).code).toBe(0);
+      expect(await listOutbox(outbox)).toHaveLength(1);
+      expect((await s.run(kill, at(1))).code).toBeNull();
+      for (let i = 0; i < 3; i++) expect((await s.run(undefined, at(1))).code).toBe(0);
+      const mails = await listOutbox(outbox);
+      expect(mails.map((m) => m.subject)).toEqual([
+        expect.stringMatching(/: sale of /),
+        `cap-${kill}: 2 more records of the hour past max_per_hour`,
+      ]);
+      expect(await s.mailStates()).toEqual(["sent", "sent"]);
+    });
+  }
+
+  it("killed at any moment, hour after hour: every sale in exactly one email, no hour over the cap", async () => {
+    const outbox = join(dir, "cap-anytime");
+    const s = scenario("cap-anytime", { EMAIL_TRANSPORT: "outbox", OUTBOX_DIR: outbox }, { max_per_hour: 3 });
+    await s.run(undefined, at(0));
+    const sold: number[] = [];
+    let hour = 0;
+    let killed = 0;
+    for (const ms of [0, 2, 5, 9, 14, 20]) {
+      const batch = Array.from({ length: 5 }, () => ({ tokenId: token++, milliEth: 1000 }));
+      sold.push(...batch.map((b) => b.tokenId));
+      await sellMany(anvil, batch);
+      if ((await s.run(`after-ms:${ms}`, at(hour))).code === null) killed++;
+      hour += ms % 2 ? 1 : 0; // some runs in the same hour, some in the next
+    }
+    expect(killed).toBeGreaterThan(0);
+    for (let i = 0; i < 2; i++) await s.run(undefined, at(hour));
+    for (let i = 0; i < 2; i++) await s.run(undefined, at(hour + 1));
+    expect((await s.mailStates()).filter((state) => state !== "sent")).toEqual([]);
+    await expectOneFilePerEmail(outbox, (await listOutbox(outbox)).length);
+    // Every sale once, across the single emails and the hours' digests.
+    const tokens: number[] = [];
+    for (const m of await listOutbox(outbox)) {
+      const eml = await simpleParser(await readFile(join(outbox, m.file)));
+      tokens.push(...[...(eml.text ?? "").matchAll(/sale of \S+ \S+ #(\d+) for/g)].map((x) => Number(x[1])));
+    }
+    expect(tokens.sort((a, b) => a - b)).toEqual(sold);
+    // At most three record emails journalled in any clock hour (hours' digests aside).
+    const sql = await openDatabase(s.db);
+    try {
+      const mails = await sql.query<{ created_at: number }>("SELECT created_at FROM watch_mail WHERE kind = 'record'");
+      const perHour = new Map<number, number>();
+      for (const m of mails) {
+        const h = Math.floor(Number(m.created_at) / HOUR);
+        perHour.set(h, (perHour.get(h) ?? 0) + 1);
+      }
+      expect(Math.max(...perHour.values())).toBeLessThanOrEqual(3);
+    } finally {
+      await sql.close();
+    }
   });
 });
 

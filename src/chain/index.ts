@@ -25,6 +25,7 @@ export {
   RPC_UPSTREAM,
   RpcAnswerTooLarge,
   RpcClient,
+  type RpcClientOptions,
   RpcError,
   toHex,
 } from "./rpc.js";

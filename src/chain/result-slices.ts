@@ -41,76 +41,16 @@ export interface ResultSlices {
  * order). Undefined when the text is anything else, or carries an `error` member.
  */
 export function resultSlices(text: string): ResultSlices | undefined {
-  const scan = new Scanner(text);
-  if (scan.skipSpace() !== OPEN_BRACE) return undefined;
-  scan.at++;
-  let id: unknown;
-  let start: number | undefined;
-  /** The envelope after the array is read: when `id` came before `result`, as nodes write it, only by `slices`. */
-  let whole = false;
-  for (;;) {
-    const key = scan.memberName();
-    if (key === "result") {
-      if (start !== undefined || text.charCodeAt(scan.at) !== OPEN_BRACKET) return undefined;
-      start = scan.at;
-      if (id !== undefined) break;
-      if (!scan.skipValue()) return undefined;
-    } else {
-      const checked = key === undefined || key === "error" ? undefined : scan.smallValue();
-      if (!checked) return undefined;
-      if (key === "id") id = checked.value;
-    }
-    const next = scan.afterMember();
-    if (next === undefined) return undefined;
-    if (next === CLOSE_BRACE) {
-      if (scan.skipSpace() !== undefined || start === undefined) return undefined;
-      whole = true;
-      break;
-    }
-  }
-  const arrayStart = start;
+  const envelope = readEnvelope(text);
+  if (!envelope) return undefined;
   /** Where each element of the array starts and ends, once the whole text is stepped through. */
-  let bounds: { starts: number[]; ends: number[] } | undefined;
-  /**
-   * Steps through the array and the members after it, once: the boundaries that prove the text whole are the ones
-   * the slices are cut at. Throws `SyntaxError` where the text is not an answer's shape.
-   */
-  function boundaries(): { starts: number[]; ends: number[] } {
-    if (bounds) return bounds;
-    const starts: number[] = [];
-    const ends: number[] = [];
-    const inner = new Scanner(text, arrayStart + 1);
-    const malformed = () => new SyntaxError(`Malformed JSON-RPC answer at position ${inner.at}`);
-    if (inner.skipSpace() !== CLOSE_BRACKET) {
-      for (;;) {
-        starts.push(inner.at);
-        if (!inner.skipValue()) throw malformed();
-        ends.push(inner.at);
-        const after = inner.skipSpace();
-        inner.at++;
-        if (after === CLOSE_BRACKET) break;
-        if (after !== COMMA) throw malformed();
-        inner.skipSpace();
-      }
-    } else {
-      inner.at++;
-    }
-    if (!whole) {
-      // The members after the array: none may change what was given (JSON.parse keeps a repeated member's last).
-      for (;;) {
-        const next = inner.afterMember();
-        if (next === CLOSE_BRACE && inner.skipSpace() === undefined) break;
-        if (next !== COMMA) throw malformed();
-        const key = inner.memberName();
-        const repeated = key === "result" || key === "error" || key === "id";
-        if (key === undefined || repeated || !inner.smallValue()) throw malformed();
-      }
-    }
-    bounds = { starts, ends };
+  let bounds: ArrayBounds | undefined;
+  const boundaries = () => {
+    bounds ??= arrayBounds(text, envelope.arrayStart, envelope.whole);
     return bounds;
-  }
+  };
   return {
-    id,
+    id: envelope.id,
     *slices(size: number) {
       const { starts, ends } = boundaries();
       for (let i = 0; i < starts.length; i += size) {
@@ -127,6 +67,78 @@ export function resultSlices(text: string): ResultSlices | undefined {
       }
     },
   };
+}
+
+/**
+ * The answer's `id` and where its `result` array starts. `whole`: the envelope after the array is read too, which
+ * happens only when `result` came before `id` (nodes write `id` first: then only `arrayBounds` reads the rest).
+ */
+function readEnvelope(text: string): { id: unknown; arrayStart: number; whole: boolean } | undefined {
+  const scan = new Scanner(text);
+  if (scan.skipSpace() !== OPEN_BRACE) return undefined;
+  scan.at++;
+  let id: unknown;
+  let start: number | undefined;
+  for (;;) {
+    const key = scan.memberName();
+    if (key === "result") {
+      if (start !== undefined || text.charCodeAt(scan.at) !== OPEN_BRACKET) return undefined;
+      start = scan.at;
+      if (id !== undefined) return { id, arrayStart: start, whole: false };
+      if (!scan.skipValue()) return undefined;
+    } else {
+      const checked = key === undefined || key === "error" ? undefined : scan.smallValue();
+      if (!checked) return undefined;
+      if (key === "id") id = checked.value;
+    }
+    const next = scan.afterMember();
+    if (next === undefined) return undefined;
+    if (next === CLOSE_BRACE) {
+      if (scan.skipSpace() !== undefined || start === undefined) return undefined;
+      return { id, arrayStart: start, whole: true };
+    }
+  }
+}
+
+interface ArrayBounds {
+  starts: number[];
+  ends: number[];
+}
+
+/**
+ * Steps through the array and the members after it, once: the boundaries that prove the text whole are the ones
+ * the slices are cut at. Throws `SyntaxError` where the text is not an answer's shape.
+ */
+function arrayBounds(text: string, arrayStart: number, envelopeRead: boolean): ArrayBounds {
+  const starts: number[] = [];
+  const ends: number[] = [];
+  const inner = new Scanner(text, arrayStart + 1);
+  const malformed = () => new SyntaxError(`Malformed JSON-RPC answer at position ${inner.at}`);
+  if (inner.skipSpace() !== CLOSE_BRACKET) {
+    for (;;) {
+      starts.push(inner.at);
+      if (!inner.skipValue()) throw malformed();
+      ends.push(inner.at);
+      const after = inner.skipSpace();
+      inner.at++;
+      if (after === CLOSE_BRACKET) break;
+      if (after !== COMMA) throw malformed();
+      inner.skipSpace();
+    }
+  } else {
+    inner.at++;
+  }
+  if (envelopeRead) return { starts, ends };
+  // The members after the array: none may change what was given (JSON.parse keeps a repeated member's last).
+  for (;;) {
+    const next = inner.afterMember();
+    if (next === CLOSE_BRACE && inner.skipSpace() === undefined) break;
+    if (next !== COMMA) throw malformed();
+    const key = inner.memberName();
+    const repeated = key === "result" || key === "error" || key === "id";
+    if (key === undefined || repeated || !inner.smallValue()) throw malformed();
+  }
+  return { starts, ends };
 }
 
 function parseOrUndefined(text: string): unknown {

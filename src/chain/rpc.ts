@@ -346,39 +346,46 @@ export class RpcClient {
       signal: this.options.signal,
       maxBodyBytes: maxAnswerBytes,
     });
-    if (result.error) {
-      const error = result.error;
-      const cause = error.cause;
-      if (cause instanceof AnswerTooLarge) throw new RpcAnswerTooLarge(method, cause.limit, cause.bytes);
-      if (error.code === "aborted" || this.options.signal?.aborted) throw error;
-      if (error.code === "upstream_timeout" && splittable) {
-        throw new RangeTooSlow(method, `no answer within ${seconds(this.options.timeoutMs)}`, 0);
-      }
-      if (error.code === "upstream_unreachable" && error.details.request_sent === false) {
-        error.details.method = method;
-        throw new Retryable("transient", error.shortMessage, undefined, undefined, unreachable(error));
-      }
-      throw new Retryable("transient", error.shortMessage, undefined, undefined, error);
-    }
+    if (result.error) throw this.exchangeFailed(result.error, method, splittable);
     const { status, headers, body } = result.response;
-    if (status === 429) {
-      const said = `HTTP 429${excerpt(body) ? `: ${excerpt(body)}` : ""}`;
-      throw new Retryable(
-        "throttle",
-        said,
-        status,
-        retryAfterMs(headers["retry-after"] as string | string[] | undefined),
-      );
-    }
     if (status >= 200 && status < 300) return { status, body };
-    // An error status: a JSON-RPC answer in it is read as such (QuickNode's 413 range cap, a 500 with an error
-    // object); otherwise the status decides.
-    const json = parseOrUndefined(body);
-    if (calls.length > 1 && isBatchRefusal(status, errorOf(json))) {
-      throw new Retryable("batch", `HTTP ${status}${excerpt(body) ? `: ${excerpt(body)}` : ""}`, status);
+    return this.errorStatus(calls, status, headers, body, splittable);
+  }
+
+  /** What an exchange that brought no answer becomes: a retry, a split, or the error as it is. */
+  private exchangeFailed(error: ChainmailError, method: string, splittable: boolean): Error {
+    const cause = error.cause;
+    if (cause instanceof AnswerTooLarge) return new RpcAnswerTooLarge(method, cause.limit, cause.bytes);
+    if (error.code === "aborted" || this.options.signal?.aborted) return error;
+    if (error.code === "upstream_timeout" && splittable) {
+      return new RangeTooSlow(method, `no answer within ${seconds(this.options.timeoutMs)}`, 0);
     }
-    if (json !== undefined && typeof json === "object") return { status, body };
+    if (error.code === "upstream_unreachable" && error.details.request_sent === false) {
+      error.details.method = method;
+      return new Retryable("transient", error.shortMessage, undefined, undefined, unreachable(error));
+    }
+    return new Retryable("transient", error.shortMessage, undefined, undefined, error);
+  }
+
+  /**
+   * An answer with an error status: a JSON-RPC answer in it is read as such (QuickNode's 413 range cap, a 500 with
+   * an error object); otherwise the status decides (thrown).
+   */
+  private errorStatus(
+    calls: RpcCall[],
+    status: number,
+    headers: Record<string, string | string[] | undefined>,
+    body: string,
+    splittable: boolean,
+  ): { status: number; body: string } {
     const said = `HTTP ${status}${excerpt(body) ? `: ${excerpt(body)}` : ""}`;
+    if (status === 429) {
+      throw new Retryable("throttle", said, status, retryAfterMs(headers["retry-after"]));
+    }
+    const json = parseOrUndefined(body);
+    if (calls.length > 1 && isBatchRefusal(status, errorOf(json))) throw new Retryable("batch", said, status);
+    if (json !== undefined && typeof json === "object") return { status, body };
+    const method = calls[0]!.method;
     if (status === 504 && splittable) throw new RangeTooSlow(method, said, status);
     if (status >= 500 || status === 408) {
       throw new Retryable("transient", said, status, undefined, serverError(this.origin, method, said, status));

@@ -92,18 +92,30 @@ interface ConsiderationItem extends OfferItem {
   recipient: Address;
 }
 
+/** Sends one call of a demo contract and keeps its receipt for the manifest. */
+type Send = (
+  from: Address,
+  contract: keyof Deployed,
+  fn: string,
+  args: readonly unknown[],
+  value?: bigint,
+) => Promise<TransactionReceipt>;
+
+interface Accounts {
+  deployer: Address;
+  alice: Address;
+  bob: Address;
+  carol: Address;
+  feeRecipient: Address;
+}
+
 /** Runs the whole scripted activity (about 35 transactions) and returns its manifest. */
 export async function createActivity(rpcUrl: string, deployed: Deployed): Promise<ActivityManifest> {
   const chain = await connect(rpcUrl);
   const [deployer, alice, bob, carol, feeRecipient] = chain.accounts as [Address, Address, Address, Address, Address];
+  const accounts = { deployer, alice, bob, carol, feeRecipient };
   const receipts: TransactionReceipt[] = [];
-  const send = async (
-    from: Address,
-    contract: keyof Deployed,
-    fn: string,
-    args: readonly unknown[],
-    value?: bigint,
-  ) => {
+  const send: Send = async (from, contract, fn, args, value) => {
     const receipt = await call(chain, from, deployed[contract], artifacts[contract], fn, args, value);
     receipts.push(receipt);
     return receipt;
@@ -111,7 +123,24 @@ export async function createActivity(rpcUrl: string, deployed: Deployed): Promis
   const updatePrice = (usd: string) => send(deployer, "priceFeed", "updateAnswer", [parseUnits(usd, 8)]);
 
   await updatePrice("3000.12345678");
+  await mintsTransfersAndBurns(send, accounts);
+  await updatePrice("3100");
+  await seaportTrades(send, deployed, accounts);
+  await updatePrice("2999.87654321");
 
+  const decimals = await currencyDecimals(chain, deployed.weth);
+  const records = receipts.flatMap((receipt) => recordsOf(receipt.logs, deployed, decimals));
+  records.sort((a, b) => a.blockNumber - b.blockNumber || a.logIndex - b.logIndex || a.batchIndex - b.batchIndex);
+  const blockNumbers = receipts.map((r) => Number(r.blockNumber));
+  return {
+    accounts,
+    records,
+    priceUpdates: receipts.flatMap((receipt) => priceUpdatesOf(receipt.logs, deployed)),
+    blocks: [Math.min(...blockNumbers), Math.max(...blockNumbers)],
+  };
+}
+
+async function mintsTransfersAndBurns(send: Send, { deployer, alice, bob, carol }: Accounts): Promise<void> {
   // ERC-721: mints, a transfer, a burn.
   for (const id of [1n, 2n, 3n, 4n, BIG_ERC721_ID]) await send(deployer, "erc721", "mint", [alice, id]);
   await send(alice, "erc721", "transferFrom", [alice, carol, 1n]);
@@ -125,10 +154,11 @@ export async function createActivity(rpcUrl: string, deployed: Deployed): Promis
   await send(carol, "erc1155", "safeTransferFrom", [carol, bob, 1n, 1n, "0x"]);
   await send(carol, "erc1155", "burn", [carol, 1n, 1n]);
   await send(carol, "erc1155", "burnBatch", [carol, [1n, BIG_ERC1155_ID], [1n, 2n ** 52n]]);
+}
 
-  await updatePrice("3100");
-
-  // Seaport: approvals, then pre-validated orders (validate() on-chain by the offerer: no signature needed).
+async function seaportTrades(send: Send, deployed: Deployed, accounts: Accounts): Promise<void> {
+  const { deployer, alice, bob, feeRecipient } = accounts;
+  // Approvals, then pre-validated orders (validate() on-chain by the offerer: no signature needed).
   await send(alice, "erc721", "setApprovalForAll", [deployed.seaport, true]);
   await send(alice, "erc1155", "setApprovalForAll", [deployed.seaport, true]);
   await send(deployer, "weth", "mint", [bob, parseEther("1000")]);
@@ -136,19 +166,13 @@ export async function createActivity(rpcUrl: string, deployed: Deployed): Promis
   await send(alice, "weth", "approve", [deployed.seaport, parseEther("1000")]); // pays the fee when accepting a bid
 
   let salt = 1n;
-  const sell = (
-    seller: Address,
-    buyer: Address,
-    nft: OfferItem,
-    currency: Address | "ETH",
-    price: bigint,
-    feeBps: bigint,
-  ) => fillListing(send, { seller, buyer, nft, currency, price, feeBps, feeRecipient, salt: salt++ });
+  const sell = (nft: OfferItem, currency: Address | "ETH", price: bigint, feeBps: bigint) =>
+    fillListing(send, { seller: alice, buyer: bob, nft, currency, price, feeBps, feeRecipient, salt: salt++ });
 
   // A listing filled in ETH with a 2.5% fee, a listing filled in the ERC-20, an ERC-1155 sale of 4 units.
-  await sell(alice, bob, item(ItemType.ERC721, deployed.erc721, 2n, 1n), "ETH", parseEther("1.5"), 250n);
-  await sell(alice, bob, item(ItemType.ERC721, deployed.erc721, 3n, 1n), deployed.weth, parseEther("250"), 250n);
-  await sell(alice, bob, item(ItemType.ERC1155, deployed.erc1155, 2n, 4n), "ETH", parseEther("0.3"), 100n);
+  await sell(item(ItemType.ERC721, deployed.erc721, 2n, 1n), "ETH", parseEther("1.5"), 250n);
+  await sell(item(ItemType.ERC721, deployed.erc721, 3n, 1n), deployed.weth, parseEther("250"), 250n);
+  await sell(item(ItemType.ERC1155, deployed.erc1155, 2n, 4n), "ETH", parseEther("0.3"), 100n);
 
   // A bid: bob offers 100.5 WETH for token 4 (fee from the offer), alice accepts it.
   const bidAmount = parseEther("100.5");
@@ -163,19 +187,6 @@ export async function createActivity(rpcUrl: string, deployed: Deployed): Promis
   );
   await send(bob, "seaport", "validate", [[bid]]);
   await send(alice, "seaport", "fulfillOrder", [bid, ZERO_KEY]);
-
-  await updatePrice("2999.87654321");
-
-  const decimals = await currencyDecimals(chain, deployed.weth);
-  const records = receipts.flatMap((receipt) => recordsOf(receipt.logs, deployed, decimals));
-  records.sort((a, b) => a.blockNumber - b.blockNumber || a.logIndex - b.logIndex || a.batchIndex - b.batchIndex);
-  const blockNumbers = receipts.map((r) => Number(r.blockNumber));
-  return {
-    accounts: { deployer, alice, bob, carol, feeRecipient },
-    records,
-    priceUpdates: receipts.flatMap((receipt) => priceUpdatesOf(receipt.logs, deployed)),
-    blocks: [Math.min(...blockNumbers), Math.max(...blockNumbers)],
-  };
 }
 
 /**
@@ -206,14 +217,6 @@ export async function createBulkActivity(
   }
   return { events, blocks: [Math.min(...blocks), Math.max(...blocks)] };
 }
-
-type Send = (
-  from: Address,
-  contract: keyof Deployed,
-  fn: string,
-  args: readonly unknown[],
-  value?: bigint,
-) => Promise<TransactionReceipt>;
 
 interface Listing {
   seller: Address;

@@ -51,33 +51,8 @@ export async function startDemo(options: DemoOptions = {}): Promise<RunningDemo>
   const env = options.env ?? process.env;
   const dataDir = resolve(options.dataDir ?? "data/demo");
   const dbPath = join(dataDir, "index.sqlite");
-  // Undo stack: whatever started is stopped, in reverse order, on failure and on stop().
-  const cleanups: (() => Promise<void>)[] = [];
-  let stopping: Promise<void> | undefined;
-  const undo = (cleanup: () => Promise<void>) =>
-    cleanup().catch((err) => print(`  (while stopping: ${err instanceof Error ? err.message : err})`));
-  const stop = () => {
-    stopping ??= (async () => {
-      for (const cleanup of cleanups.reverse()) await undo(cleanup);
-    })();
-    return stopping;
-  };
-  // A step that finishes after the demo was stopped has its work undone at once.
-  const started = (cleanup: () => Promise<void>) => {
-    if (stopping) void stopping.then(() => undo(cleanup));
-    else cleanups.push(cleanup);
-  };
-  // Each start-up step races the signal: stopped during start-up, the demo does not wait for the step to end.
-  const abort = options.signal;
-  let onAbort: (() => void) | undefined;
-  const aborted = new Promise<never>((_, reject) => {
-    onAbort = () => reject(new ChainmailError("ABORTED", "The demo was stopped during start-up."));
-    if (abort?.aborted) onAbort();
-    else abort?.addEventListener("abort", onAbort, { once: true });
-  });
-  aborted.catch(() => undefined);
-  const step = <T>(work: Promise<T>): Promise<T> => Promise.race([work, aborted]);
-
+  const scope = new StartupScope(options.signal, print);
+  const { step, started } = scope;
   try {
     print("chainmail demo: a local Ethereum dev chain, indexed and served. No network, no keys.\n");
     rmSync(dataDir, { recursive: true, force: true });
@@ -88,43 +63,13 @@ export async function startDemo(options: DemoOptions = {}): Promise<RunningDemo>
     print(`1. anvil (dev chain) at ${anvil.rpcUrl}`);
 
     const deployed = await step(deployAll(anvil.rpcUrl));
-    print("2. deployed from real artifacts:");
-    print(`     Seaport 1.6        ${deployed.seaport}   (ConduitController ${deployed.conduitController})`);
-    print(`     ERC-721            ${deployed.erc721}`);
-    print(`     ERC-1155           ${deployed.erc1155}`);
-    print(`     WETH (TestERC20)   ${deployed.weth}`);
-    print(`     ETH/USD price feed ${deployed.priceFeed}`);
+    printDeployed(deployed, print);
 
     const manifest = await step(createActivity(anvil.rpcUrl, deployed));
     print(`3. created activity in blocks ${manifest.blocks[0]}-${manifest.blocks[1]}: ${countKinds(manifest.records)}`);
 
     const config = loadConfig({ ...env, NFT_SOURCE: "index", INDEX_DB: dbPath });
-    const indexOptions = {
-      rpcUrl: anvil.rpcUrl,
-      dbPath,
-      priceFeed: deployed.priceFeed,
-      seaport: [deployed.seaport],
-      ethTokens: [deployed.weth],
-      config,
-    };
-    const catchingUp = new AbortController();
-    const caughtUp = await step(indexChain({ ...indexOptions, follow: false, signal: catchingUp.signal })).catch(
-      (err: unknown) => {
-        catchingUp.abort();
-        throw err;
-      },
-    );
-    print(`4. indexed to block ${caughtUp.lastBlock}: ${caughtUp.records} records in ${dbPath}`);
-    // Then keep following the chain, so activity sent to anvil from now on shows up in the service too.
-    const following = new AbortController();
-    const follower = indexChain({ ...indexOptions, follow: true, signal: following.signal }).catch((err) => {
-      if (!following.signal.aborted) print(`  indexer stopped: ${err instanceof Error ? err.message : err}`);
-    });
-    started(async () => {
-      following.abort();
-      await follower;
-    });
-    started(async () => closeIndexSources());
+    await startIndexer({ rpcUrl: anvil.rpcUrl, dbPath, deployed, config }, scope, print);
 
     const server = await step(listen(options, config));
     started(() => server.close());
@@ -139,23 +84,120 @@ export async function startDemo(options: DemoOptions = {}): Promise<RunningDemo>
     // The watch: it follows the index, and the sale made now reaches the outbox as an email of its own.
     const watching = await step(startWatch(deployed, dataDir, dbPath, env, print, started));
     const live = await step(createLiveSale(anvil.rpcUrl, deployed));
-    const mailed = await step(watching.mailed);
-    print(
-      `7. chainmail watch: a sale made after start-up (block ${live.blockNumber}) was mailed to the outbox: "${mailed}"`,
-    );
-    print(`     (the watch keeps running: chainmail watch --config ${join(dataDir, "watch.json")} does the same)\n`);
+    printWatchMailed(live.blockNumber, await step(watching.mailed), dataDir, print);
 
     printHowToCall(server.url, deployed, dbPath, print);
     printIndexCommand(anvil.rpcUrl, deployed, join(dataDir, "my-index.sqlite"), print);
-    abort?.removeEventListener("abort", onAbort!);
-    return { rpcUrl: anvil.rpcUrl, serviceUrl: server.url, dbPath, deployed, manifest, stop };
+    scope.done();
+    return { rpcUrl: anvil.rpcUrl, serviceUrl: server.url, dbPath, deployed, manifest, stop: scope.stop };
   } catch (err) {
-    abort?.removeEventListener("abort", onAbort!);
-    await stop();
-    // Stopped on request: that is what the caller hears, not what the interrupted step ran into.
-    if (abort?.aborted) throw new ChainmailError("ABORTED", "The demo was stopped during start-up.", { cause: err });
-    throw err;
+    throw await scope.failed(err);
   }
+}
+
+/**
+ * What the start-up has started, to stop in reverse order on failure and on stop(), and the signal each start-up
+ * step races: stopped during start-up, the demo does not wait for the step to end.
+ */
+class StartupScope {
+  private readonly cleanups: (() => Promise<void>)[] = [];
+  private stopping: Promise<void> | undefined;
+  private readonly aborted: Promise<never>;
+  private readonly onAbort = () =>
+    this.rejectAborted(new ChainmailError("ABORTED", "The demo was stopped during start-up."));
+  private rejectAborted!: (err: Error) => void;
+
+  constructor(
+    private readonly signal: AbortSignal | undefined,
+    private readonly print: (line: string) => void,
+  ) {
+    this.aborted = new Promise<never>((_, reject) => {
+      this.rejectAborted = reject;
+    });
+    this.aborted.catch(() => undefined);
+    if (signal?.aborted) this.onAbort();
+    else signal?.addEventListener("abort", this.onAbort, { once: true });
+  }
+
+  readonly step = <T>(work: Promise<T>): Promise<T> => Promise.race([work, this.aborted]);
+
+  /** A step that finishes after the demo was stopped has its work undone at once. */
+  readonly started = (cleanup: () => Promise<void>): void => {
+    if (this.stopping) void this.stopping.then(() => this.undo(cleanup));
+    else this.cleanups.push(cleanup);
+  };
+
+  /** Stops the service, the indexer and anvil. Safe to call twice. */
+  readonly stop = (): Promise<void> => {
+    this.stopping ??= (async () => {
+      for (const cleanup of this.cleanups.reverse()) await this.undo(cleanup);
+    })();
+    return this.stopping;
+  };
+
+  done(): void {
+    this.signal?.removeEventListener("abort", this.onAbort);
+  }
+
+  /** Stops what had started; the error to throw (stopped on request: that, not what the step ran into). */
+  async failed(err: unknown): Promise<unknown> {
+    this.done();
+    await this.stop();
+    if (this.signal?.aborted)
+      return new ChainmailError("ABORTED", "The demo was stopped during start-up.", { cause: err });
+    return err;
+  }
+
+  private undo(cleanup: () => Promise<void>): Promise<void> {
+    return cleanup().catch((err) => this.print(`  (while stopping: ${err instanceof Error ? err.message : err})`));
+  }
+}
+
+function printWatchMailed(block: number, subject: string, dataDir: string, print: (line: string) => void): void {
+  print(`7. chainmail watch: a sale made after start-up (block ${block}) was mailed to the outbox: "${subject}"`);
+  print(`     (the watch keeps running: chainmail watch --config ${join(dataDir, "watch.json")} does the same)\n`);
+}
+
+function printDeployed(deployed: Deployed, print: (line: string) => void): void {
+  print("2. deployed from real artifacts:");
+  print(`     Seaport 1.6        ${deployed.seaport}   (ConduitController ${deployed.conduitController})`);
+  print(`     ERC-721            ${deployed.erc721}`);
+  print(`     ERC-1155           ${deployed.erc1155}`);
+  print(`     WETH (TestERC20)   ${deployed.weth}`);
+  print(`     ETH/USD price feed ${deployed.priceFeed}`);
+}
+
+/** Indexes the chain to its head, then keeps following it, so activity sent to anvil from now on is served too. */
+async function startIndexer(
+  on: { rpcUrl: string; dbPath: string; deployed: Deployed; config: Config },
+  scope: StartupScope,
+  print: (line: string) => void,
+): Promise<void> {
+  const indexOptions = {
+    rpcUrl: on.rpcUrl,
+    dbPath: on.dbPath,
+    priceFeed: on.deployed.priceFeed,
+    seaport: [on.deployed.seaport],
+    ethTokens: [on.deployed.weth],
+    config: on.config,
+  };
+  const catchingUp = new AbortController();
+  const caughtUp = await scope
+    .step(indexChain({ ...indexOptions, follow: false, signal: catchingUp.signal }))
+    .catch((err: unknown) => {
+      catchingUp.abort();
+      throw err;
+    });
+  print(`4. indexed to block ${caughtUp.lastBlock}: ${caughtUp.records} records in ${on.dbPath}`);
+  const following = new AbortController();
+  const follower = indexChain({ ...indexOptions, follow: true, signal: following.signal }).catch((err) => {
+    if (!following.signal.aborted) print(`  indexer stopped: ${err instanceof Error ? err.message : err}`);
+  });
+  scope.started(async () => {
+    following.abort();
+    await follower;
+  });
+  scope.started(async () => closeIndexSources());
 }
 
 /**
@@ -186,23 +228,7 @@ async function startWatch(
   };
   writeFileSync(join(dataDir, "watch.json"), `${JSON.stringify(config, null, 2)}\n`);
   const controller = new AbortController();
-  let started!: () => void;
-  let mailed!: (subject: string) => void;
-  const ready = new Promise<void>((resolve) => {
-    started = resolve;
-  });
-  const first = new Promise<string>((resolve) => {
-    mailed = resolve;
-  });
-  const logger: Logger = {
-    debug: () => undefined,
-    info: (obj, msg) => {
-      if (msg === "rule started") started();
-      if (msg === "mailed") mailed(String((obj as { subject?: string }).subject ?? ""));
-    },
-    warn: (obj, msg) => print(`  watch: ${msg} ${JSON.stringify(obj)}`),
-    error: (obj, msg) => print(`  watch: ${msg} ${JSON.stringify(obj)}`),
-  };
+  const { logger, ready, first } = watchLogger(print);
   const running = watch({
     config,
     env: {
@@ -222,6 +248,28 @@ async function startWatch(
   });
   await ready;
   return { mailed: first };
+}
+
+/** A logger for the demo's watch: resolves `ready` when its rule starts and `first` with its first mail's subject. */
+function watchLogger(print: (line: string) => void) {
+  let started!: () => void;
+  let mailed!: (subject: string) => void;
+  const ready = new Promise<void>((resolve) => {
+    started = resolve;
+  });
+  const first = new Promise<string>((resolve) => {
+    mailed = resolve;
+  });
+  const logger: Logger = {
+    debug: () => undefined,
+    info: (obj, msg) => {
+      if (msg === "rule started") started();
+      if (msg === "mailed") mailed(String((obj as { subject?: string }).subject ?? ""));
+    },
+    warn: (obj, msg) => print(`  watch: ${msg} ${JSON.stringify(obj)}`),
+    error: (obj, msg) => print(`  watch: ${msg} ${JSON.stringify(obj)}`),
+  };
+  return { logger, ready, first };
 }
 
 /** Starts the service where asked (else where CHAINMAIL_PORT / CHAINMAIL_HOST say, else startServer's defaults). */

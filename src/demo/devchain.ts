@@ -88,10 +88,7 @@ function installExitHook(): void {
   });
 }
 
-/** Starts anvil on 127.0.0.1 and resolves once it answers JSON-RPC. */
-export async function startAnvil(options: DevChainOptions = {}): Promise<DevChain> {
-  const host = "127.0.0.1";
-  const port = options.port ?? (await freePort(host));
+function anvilArgs(host: string, port: number, options: DevChainOptions): string[] {
   const args = ["--host", host, "--port", String(port)];
   if (options.blockTime !== undefined) args.push("--block-time", String(options.blockTime));
   if (options.chainId !== undefined) args.push("--chain-id", String(options.chainId));
@@ -101,8 +98,14 @@ export async function startAnvil(options: DevChainOptions = {}): Promise<DevChai
   if (options.pruneHistory) args.push("--prune-history");
   // Large bulk mints (the 100k-event bench) fit in fewer transactions with a roomy block.
   args.push("--gas-limit", "1000000000");
+  return args;
+}
 
-  const child = spawn(anvilBinary(), args, { stdio: ["ignore", "ignore", "pipe"] });
+/** Starts anvil on 127.0.0.1 and resolves once it answers JSON-RPC. */
+export async function startAnvil(options: DevChainOptions = {}): Promise<DevChain> {
+  const host = "127.0.0.1";
+  const port = options.port ?? (await freePort(host));
+  const child = spawn(anvilBinary(), anvilArgs(host, port, options), { stdio: ["ignore", "ignore", "pipe"] });
   installExitHook();
   running.add(child);
   let stderr = "";

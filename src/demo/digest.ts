@@ -58,35 +58,8 @@ export function salesDigestRequest(records: TransactionRecord[], options: Digest
     block: String(s.block_number),
   }));
 
-  const text = [
-    `${title}: ${summary}`,
-    "",
-    ...rows.map(
-      (r, i) =>
-        `${i + 1}. ${r.date} UTC  ${r.token} x${r.quantity}  ${r.price}\n` +
-        `   ${r.seller} -> ${r.buyer} on ${r.marketplace}, block ${r.block}, tx ${r.tx}`,
-    ),
-    "",
-    "Sent by chainmail.",
-  ].join("\n");
-
-  const cell = (value: string) => `<td style="padding:4px 8px;border-bottom:1px solid #ddd">${escapeHtml(value)}</td>`;
-  const head = ["Date (UTC)", "Token", "Qty", "Price", "Seller", "Buyer", "Marketplace", "Block"]
-    .map((h) => `<th style="text-align:left;padding:4px 8px">${h}</th>`)
-    .join("");
-  const html = [
-    `<h1 style="font-family:sans-serif">${escapeHtml(title)}</h1>`,
-    `<p style="font-family:sans-serif">${escapeHtml(summary)}</p>`,
-    rows.length
-      ? `<table style="font-family:sans-serif;border-collapse:collapse"><tr>${head}</tr>${rows
-          .map(
-            (r) =>
-              `<tr>${[r.date, r.token, r.quantity, r.price, r.seller, r.buyer, r.marketplace, r.block].map(cell).join("")}</tr>`,
-          )
-          .join("")}</table>`
-      : "",
-    '<p style="font-family:sans-serif;color:#777">Sent by chainmail.</p>',
-  ].join("\n");
+  const text = digestText(title, summary, rows);
+  const html = digestHtml(title, summary, rows);
 
   return {
     Messages: [
@@ -100,6 +73,42 @@ export function salesDigestRequest(records: TransactionRecord[], options: Digest
       },
     ],
   };
+}
+
+type DigestRow = Record<
+  "date" | "token" | "quantity" | "price" | "seller" | "buyer" | "marketplace" | "tx" | "block",
+  string
+>;
+
+function digestText(title: string, summary: string, rows: DigestRow[]): string {
+  return [
+    `${title}: ${summary}`,
+    "",
+    ...rows.map(
+      (r, i) =>
+        `${i + 1}. ${r.date} UTC  ${r.token} x${r.quantity}  ${r.price}\n` +
+        `   ${r.seller} -> ${r.buyer} on ${r.marketplace}, block ${r.block}, tx ${r.tx}`,
+    ),
+    "",
+    "Sent by chainmail.",
+  ].join("\n");
+}
+
+function digestHtml(title: string, summary: string, rows: DigestRow[]): string {
+  const cell = (value: string) => `<td style="padding:4px 8px;border-bottom:1px solid #ddd">${escapeHtml(value)}</td>`;
+  const head = ["Date (UTC)", "Token", "Qty", "Price", "Seller", "Buyer", "Marketplace", "Block"]
+    .map((h) => `<th style="text-align:left;padding:4px 8px">${h}</th>`)
+    .join("");
+  const row = (r: DigestRow) =>
+    `<tr>${[r.date, r.token, r.quantity, r.price, r.seller, r.buyer, r.marketplace, r.block].map(cell).join("")}</tr>`;
+  return [
+    `<h1 style="font-family:sans-serif">${escapeHtml(title)}</h1>`,
+    `<p style="font-family:sans-serif">${escapeHtml(summary)}</p>`,
+    rows.length
+      ? `<table style="font-family:sans-serif;border-collapse:collapse"><tr>${head}</tr>${rows.map(row).join("")}</table>`
+      : "",
+    '<p style="font-family:sans-serif;color:#777">Sent by chainmail.</p>',
+  ].join("\n");
 }
 
 export interface DigestResult {

@@ -20,9 +20,11 @@ import {
   type HeadMode,
   HeadWaiter,
   MAINNET_ETH_TOKENS,
+  type Provider,
   providerOf,
   RPC_UPSTREAM,
   RpcClient,
+  type RpcClientOptions,
   RpcError,
   rangeRefusal,
   subscriptionUrl,
@@ -160,6 +162,21 @@ export async function indexChain(options: IndexChainOptions): Promise<IndexChain
   }
 }
 
+function rpcOptionsOf(options: IndexChainOptions, config: Config, provider: Provider): RpcClientOptions {
+  return {
+    pool: config.pool,
+    timeoutMs: config.indexRpc.timeoutMs,
+    retry: config.indexRpc.retry,
+    // A follower never stops for throttling alone: it waits as long as the provider throttles.
+    throttleBudgetMs: options.follow ? Number.POSITIVE_INFINITY : config.indexRpc.throttleBudgetMs,
+    onNotice: options.onNotice,
+    signal: options.signal,
+    provider,
+    unitsPerSecond: config.indexRpc.unitsPerSecond,
+    requestsPerSecond: config.indexRpc.requestsPerSecond,
+  };
+}
+
 /** One run of `indexChain`: its parts, and what it wrote. */
 class Indexer {
   private readonly fetcher: Fetcher;
@@ -197,18 +214,7 @@ class Indexer {
     this.sizer = sizerFor(provider.range, options.maxRange);
     const topics = [...NFT_TOPICS, ...venues.topics, ...(feed ? [TOPIC.answerUpdated] : [])];
     const addresses = contracts ? [...contracts, ...venues.exchanges, ...(feed ? [feed] : [])] : undefined;
-    const rpcOptions = {
-      pool: config.pool,
-      timeoutMs: config.indexRpc.timeoutMs,
-      retry: config.indexRpc.retry,
-      // A follower never stops for throttling alone: it waits as long as the provider throttles.
-      throttleBudgetMs: options.follow ? Number.POSITIVE_INFINITY : config.indexRpc.throttleBudgetMs,
-      onNotice: options.onNotice,
-      signal: options.signal,
-      provider,
-      unitsPerSecond: config.indexRpc.unitsPerSecond,
-      requestsPerSecond: config.indexRpc.requestsPerSecond,
-    };
+    const rpcOptions = rpcOptionsOf(options, config, provider);
     const rpc = new RpcClient(options.rpcUrl, rpcOptions);
     this.fetcher = new Fetcher(rpc, { topics, addresses });
     this.lag = new LagWait(rpc.origin, config.indexRpc.lagBudgetMs, options.onNotice, options.signal);

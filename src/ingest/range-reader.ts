@@ -94,15 +94,25 @@ export class RangeReader {
     if (verified.kind === "replaced") decoded = await this.decoder.decode(() => [verified.logs]);
     if (settled.kind === "replaced" || verified.kind === "replaced") {
       // Logs a check put in may come from blocks whose logs carry no timestamp: their headers tell.
-      const timeless = timelessBlocks(decoded.records, decoded.times);
-      if (timeless.size > 0) headers = await this.fetcher.rangeHeaders([...headers.keys(), ...timeless]);
-      const lacking = [...timeless].find((n) => !headers.has(n));
-      if (lacking !== undefined) return noHeader(lacking, seen);
+      const timed = await this.withTimelessHeaders(decoded, headers);
+      if (typeof timed === "number") return noHeader(timed, seen);
+      headers = timed;
     }
     // Records are decoded before any header is read: their block's timestamp goes in now.
     stampTimes(decoded.records, decoded.times, headers);
     const { records, answers, unpriced, unknownLogs } = decoded;
     return { kind: "read", range: { from, to, headers, blocks, records, answers, unpriced, unknownLogs }, seen };
+  }
+
+  /** `headers` and those of the blocks whose records have no timestamp; the number of one the node lacks. */
+  private async withTimelessHeaders(
+    decoded: Decoded,
+    headers: Map<number, Header>,
+  ): Promise<Map<number, Header> | number> {
+    const timeless = timelessBlocks(decoded.records, decoded.times);
+    if (timeless.size === 0) return headers;
+    const all = await this.fetcher.rangeHeaders([...headers.keys(), ...timeless]);
+    return [...timeless].find((n) => !all.has(n)) ?? all;
   }
 }
 

@@ -40,68 +40,17 @@ export interface Admission {
 
 export function createAdmission(limits: AdmissionLimits): Admission {
   let inFlight = 0;
-  // A FIFO as an array with a moving head: shift() on a long array copies it on every call.
-  let queue: Waiting[] = [];
-  let head = 0;
-  let queued = 0;
+  const line = new WaitLine();
+  const loop = limits.maxEventLoopDelayMs > 0 ? loopDelayMeter(limits.maxEventLoopDelayMs) : undefined;
   const retryAfterSeconds = String(Math.max(1, Math.ceil(limits.queueTimeoutMs / 1000)));
-
-  // The loop's delay: how late the last tick of a timer came, or, while a tick is overdue, how overdue it is now.
-  const tickMs = Math.max(5, Math.min(50, Math.floor(limits.maxEventLoopDelayMs / 2)));
-  let lastTick = performance.now();
-  let lastDelay = 0;
-  const ticker =
-    limits.maxEventLoopDelayMs > 0
-      ? setInterval(() => {
-          const now = performance.now();
-          lastDelay = Math.max(0, now - lastTick - tickMs);
-          lastTick = now;
-        }, tickMs).unref()
-      : undefined;
-  const loopDelay = () => Math.max(lastDelay, performance.now() - lastTick - tickMs);
-
-  const shed = (reply: FastifyReply, reason: Reason) => {
-    const refusal = new ChainmailError(
-      "OVERLOADED",
-      reason === "queue_full"
-        ? `The service is at capacity: ${limits.maxInFlight} requests running and ${limits.maxQueued} waiting.`
-        : reason === "waited"
-          ? `The service is at capacity: the request waited ${limits.queueTimeoutMs} ms for one of ${limits.maxInFlight} places.`
-          : `The service is at capacity: its event loop is more than ${limits.maxEventLoopDelayMs} ms behind.`,
-      {
-        hint: "Retry after the time in the Retry-After header, or ask the operator to add instances or raise CHAINMAIL_MAX_IN_FLIGHT.",
-        details: { reason },
-      },
-    );
-    sendError(reply.header("retry-after", retryAfterSeconds), refusal);
-  };
+  const shed = (reply: FastifyReply, reason: Reason) =>
+    sendError(reply.header("retry-after", retryAfterSeconds), overloaded(limits, reason));
 
   const release = () => {
     inFlight--;
-    while (head < queue.length) {
-      const next = queue[head++]!;
-      if (next.shed) continue;
-      queued--;
-      clearTimeout(next.timer);
-      // A client that went away while it waited takes no place.
-      if (next.reply.raw.destroyed) continue;
-      start(next.reply, next.admit);
-      break;
-    }
-    compact();
+    const next = line.next();
+    if (next) start(next.reply, next.admit);
   };
-
-  // Entries already taken or shed are dropped now and then, so the array stays within a few times the queue.
-  const compact = () => {
-    if (queued === 0) {
-      queue = [];
-      head = 0;
-    } else if (queue.length > 1024 && queue.length > 4 * queued) {
-      queue = queue.slice(head).filter((entry) => !entry.shed);
-      head = 0;
-    }
-  };
-
   const start = (reply: FastifyReply, admit: () => void) => {
     inFlight++;
     // `close` fires once whether the answer was sent or the client went away: the place is always given back.
@@ -111,23 +60,96 @@ export function createAdmission(limits: AdmissionLimits): Admission {
 
   return {
     hook(_request, reply, done) {
-      if (inFlight < limits.maxInFlight && queued === 0) return start(reply, done);
-      if (queued >= limits.maxQueued) return shed(reply, "queue_full");
-      const entry: Waiting = { reply, admit: done, timer: undefined, shed: false };
-      entry.timer = setTimeout(() => {
-        entry.shed = true;
-        queued--;
-        compact();
-        shed(reply, "waited");
-      }, limits.queueTimeoutMs);
-      queue.push(entry);
-      queued++;
+      if (inFlight < limits.maxInFlight && line.queued === 0) return start(reply, done);
+      if (line.queued >= limits.maxQueued) return shed(reply, "queue_full");
+      line.add(reply, done, limits.queueTimeoutMs, () => shed(reply, "waited"));
     },
     loopHook(_request, reply, done) {
-      if (ticker && loopDelay() > limits.maxEventLoopDelayMs) return shed(reply, "event_loop_delay");
+      if (loop && loop.delay() > limits.maxEventLoopDelayMs) return shed(reply, "event_loop_delay");
       done();
     },
+    stop: () => loop?.stop(),
+    state: () => ({ inFlight, queued: line.queued }),
+  };
+}
+
+function overloaded(limits: AdmissionLimits, reason: Reason): ChainmailError {
+  const why =
+    reason === "queue_full"
+      ? `${limits.maxInFlight} requests running and ${limits.maxQueued} waiting.`
+      : reason === "waited"
+        ? `the request waited ${limits.queueTimeoutMs} ms for one of ${limits.maxInFlight} places.`
+        : `its event loop is more than ${limits.maxEventLoopDelayMs} ms behind.`;
+  return new ChainmailError("OVERLOADED", `The service is at capacity: ${why}`, {
+    hint: "Retry after the time in the Retry-After header, or ask the operator to add instances or raise CHAINMAIL_MAX_IN_FLIGHT.",
+    details: { reason },
+  });
+}
+
+/** Requests waiting for a place, in arrival order, each for a bounded time. */
+class WaitLine {
+  // A FIFO as an array with a moving head: shift() on a long array copies it on every call.
+  private entries: Waiting[] = [];
+  private head = 0;
+  queued = 0;
+
+  /** Queues a request; `onTimeout` answers it if its turn has not come within `timeoutMs`. */
+  add(reply: FastifyReply, admit: () => void, timeoutMs: number, onTimeout: () => void): void {
+    const entry: Waiting = { reply, admit, timer: undefined, shed: false };
+    entry.timer = setTimeout(() => {
+      entry.shed = true;
+      this.queued--;
+      this.compact();
+      onTimeout();
+    }, timeoutMs);
+    this.entries.push(entry);
+    this.queued++;
+  }
+
+  /** The next request whose turn it is, taken out of the line. */
+  next(): Waiting | undefined {
+    let found: Waiting | undefined;
+    while (this.head < this.entries.length) {
+      const entry = this.entries[this.head++]!;
+      if (entry.shed) continue;
+      this.queued--;
+      clearTimeout(entry.timer);
+      // A client that went away while it waited takes no place.
+      if (entry.reply.raw.destroyed) continue;
+      found = entry;
+      break;
+    }
+    this.compact();
+    return found;
+  }
+
+  // Entries already taken or shed are dropped now and then, so the array stays within a few times the line.
+  private compact(): void {
+    if (this.queued === 0) {
+      this.entries = [];
+      this.head = 0;
+    } else if (this.entries.length > 1024 && this.entries.length > 4 * this.queued) {
+      this.entries = this.entries.slice(this.head).filter((entry) => !entry.shed);
+      this.head = 0;
+    }
+  }
+}
+
+/**
+ * The event loop's delay: how late the last tick of a timer came, or, while a tick is overdue, how overdue it is
+ * now.
+ */
+function loopDelayMeter(maxDelayMs: number): { delay(): number; stop(): void } {
+  const tickMs = Math.max(5, Math.min(50, Math.floor(maxDelayMs / 2)));
+  let lastTick = performance.now();
+  let lastDelay = 0;
+  const ticker = setInterval(() => {
+    const now = performance.now();
+    lastDelay = Math.max(0, now - lastTick - tickMs);
+    lastTick = now;
+  }, tickMs).unref();
+  return {
+    delay: () => Math.max(lastDelay, performance.now() - lastTick - tickMs),
     stop: () => clearInterval(ticker),
-    state: () => ({ inFlight, queued }),
   };
 }

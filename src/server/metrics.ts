@@ -64,48 +64,8 @@ export function createMetrics(indexStatus?: () => Promise<IndexStatus>): Service
   });
   return {
     registry,
-    watchAdmission(state) {
-      new Gauge({
-        name: "chainmail_http_requests_running",
-        help: "Node requests running now (at most CHAINMAIL_MAX_IN_FLIGHT)",
-        registers: [registry],
-        collect() {
-          this.set(state().inFlight);
-        },
-      });
-      new Gauge({
-        name: "chainmail_http_requests_waiting",
-        help: "Node requests waiting in line now (at most CHAINMAIL_MAX_QUEUED)",
-        registers: [registry],
-        collect() {
-          this.set(state().queued);
-        },
-      });
-    },
-    watchSharedReads(stats) {
-      const seen = { upstream: 0, joined: 0, cached: 0 };
-      new Counter({
-        name: "chainmail_upstream_reads_total",
-        help: "Upstream reads (NFTPort, OpenSea pages) by how they were answered: upstream, joined (an identical read in flight), cached",
-        labelNames: ["how"] as const,
-        registers: [registry],
-        collect() {
-          const now = stats();
-          for (const how of ["upstream", "joined", "cached"] as const) {
-            this.inc({ how }, now[how] - seen[how]);
-            seen[how] = now[how];
-          }
-        },
-      });
-      new Gauge({
-        name: "chainmail_upstream_cache_bytes",
-        help: "Bytes of upstream answers held by the cache (CHAINMAIL_CACHE_TTL_MS)",
-        registers: [registry],
-        collect() {
-          this.set(stats().bytes);
-        },
-      });
-    },
+    watchAdmission: (state) => admissionGauges(registry, state),
+    watchSharedReads: (stats) => sharedReadsMetrics(registry, stats),
     observeRequest({ route, node, status }, seconds) {
       const labels = { route, node, status: String(status) };
       requests.inc(labels);
@@ -116,6 +76,50 @@ export function createMetrics(indexStatus?: () => Promise<IndexStatus>): Service
       if (event.retryInMs !== undefined) retries.inc({ node: event.node, upstream: event.upstream });
     },
   };
+}
+
+function admissionGauges(registry: Registry, state: () => { inFlight: number; queued: number }): void {
+  new Gauge({
+    name: "chainmail_http_requests_running",
+    help: "Node requests running now (at most CHAINMAIL_MAX_IN_FLIGHT)",
+    registers: [registry],
+    collect() {
+      this.set(state().inFlight);
+    },
+  });
+  new Gauge({
+    name: "chainmail_http_requests_waiting",
+    help: "Node requests waiting in line now (at most CHAINMAIL_MAX_QUEUED)",
+    registers: [registry],
+    collect() {
+      this.set(state().queued);
+    },
+  });
+}
+
+function sharedReadsMetrics(registry: Registry, stats: Parameters<ServiceMetrics["watchSharedReads"]>[0]): void {
+  const seen = { upstream: 0, joined: 0, cached: 0 };
+  new Counter({
+    name: "chainmail_upstream_reads_total",
+    help: "Upstream reads (NFTPort, OpenSea pages) by how they were answered: upstream, joined (an identical read in flight), cached",
+    labelNames: ["how"] as const,
+    registers: [registry],
+    collect() {
+      const now = stats();
+      for (const how of ["upstream", "joined", "cached"] as const) {
+        this.inc({ how }, now[how] - seen[how]);
+        seen[how] = now[how];
+      }
+    },
+  });
+  new Gauge({
+    name: "chainmail_upstream_cache_bytes",
+    help: "Bytes of upstream answers held by the cache (CHAINMAIL_CACHE_TTL_MS)",
+    registers: [registry],
+    collect() {
+      this.set(stats().bytes);
+    },
+  });
 }
 
 function indexGauges(registry: Registry, indexStatus: () => Promise<IndexStatus>): void {

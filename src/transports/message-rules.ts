@@ -178,6 +178,11 @@ export function messageProblems(message: Loose, globals: Loose = NO_GLOBALS): Me
       say: (field) => `${field} needs CustomCampaign (the campaign to deduplicate on)`,
     });
   }
+  checkAttachments(message, out);
+  return out;
+}
+
+function checkAttachments(message: Loose, out: MessageProblem[]): void {
   for (let i = 0; i < ATTACHMENT_LISTS.length; i++) {
     const list = ATTACHMENT_LISTS[i]!;
     const files = message[list];
@@ -196,7 +201,6 @@ export function messageProblems(message: Loose, globals: Loose = NO_GLOBALS): Me
       });
     });
   }
-  return out;
 }
 
 /** A `Headers` entry naming a header the sender writes itself (send-0011). */

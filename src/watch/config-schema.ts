@@ -29,6 +29,11 @@ export const MailTemplate = Type.Object(
     html: Type.Optional(Template("HTML part with {{var:…}} variables (values are HTML-escaped)")),
     item_text: Type.Optional(Template("digest: one record's line in the text part ({{var:items}})")),
     item_html: Type.Optional(Template("digest: one record's HTML in the HTML part ({{var:items}})")),
+    retract_subject: Type.Optional(
+      Template("retract: the retraction's subject (the removed records' variables, as a transaction's)", 1000),
+    ),
+    retract_text: Type.Optional(Template("retract: the retraction's text part")),
+    retract_html: Type.Optional(Template("retract: the retraction's HTML part")),
   },
   strict,
 );
@@ -102,6 +107,20 @@ export const WatchRule = Type.Object(
       Type.Literal("transaction", {
         description:
           "mode each: one email per transaction for all its records the rule wants (a sweep): count, every token id, total price",
+      }),
+    ),
+    retract: Type.Optional(
+      Type.Boolean({
+        description:
+          "confirmations 0: one follow-up email when a reorg removes a record already mailed (never for one not mailed, never twice)",
+      }),
+    ),
+    max_per_hour: Type.Optional(
+      Type.Integer({
+        minimum: 1,
+        maximum: 10_000,
+        description:
+          "At most this many emails in a clock hour (UTC); the records past it wait for one digest of that hour, sent when it ends",
       }),
     ),
     digest: Type.Optional(

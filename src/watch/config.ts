@@ -119,6 +119,16 @@ function readProblems(rule: ParsedRule, at: string, source: WatchSource): Violat
       ),
     );
   }
+  if (rule.retract && rule.confirmations !== undefined && rule.confirmations !== 0) {
+    out.push(
+      violation(
+        `${at}.retract`,
+        "only with confirmations 0",
+        `${at}.retract is only used with confirmations 0: a record mailed after ${JSON.stringify(rule.confirmations)} confirmations is not retracted (drop retract or confirmations)`,
+        rule.retract,
+      ),
+    );
+  }
   const orderBook = (rule.type ?? []).filter((t) => t === "bid" || t === "list");
   if (orderBook.length && retrieverKind(rule) !== "by-contract") {
     out.push(
@@ -191,15 +201,22 @@ function modeProblems(rule: ParsedRule, at: string, mode: "each" | "digest"): Vi
   if (mode === "each" && rule.digest !== undefined) {
     out.push(violation(`${at}.digest`, 'only with mode "digest"', `${at}.digest is only used with mode "digest"`));
   }
-  if (mode === "each" && (rule.mail.item_text !== undefined || rule.mail.item_html !== undefined)) {
+  // With max_per_hour, an each rule mails the records past the cap in a digest: its items are the rule's to say.
+  const itemsUsed = mode === "digest" || rule.max_per_hour !== undefined;
+  if (!itemsUsed && (rule.mail.item_text !== undefined || rule.mail.item_html !== undefined)) {
     const field = rule.mail.item_text !== undefined ? "item_text" : "item_html";
     out.push(
       violation(
         `${at}.mail.${field}`,
-        'only with mode "digest"',
-        `${at}.mail.${field} is only used with mode "digest"`,
+        'only with mode "digest" or max_per_hour',
+        `${at}.mail.${field} is only used with mode "digest" or max_per_hour`,
       ),
     );
+  }
+  for (const part of ["retract_subject", "retract_text", "retract_html"] as const) {
+    if (rule.mail[part] !== undefined && !rule.retract) {
+      out.push(violation(`${at}.mail.${part}`, "only with retract", `${at}.mail.${part} is only used with retract`));
+    }
   }
   return out;
 }

@@ -6,7 +6,7 @@
 import { parseJson, stringifyJson } from "../core/json.js";
 import { type Database, openDatabase } from "../db/database.js";
 import type { TransactionRecord } from "../schemas/transactions.js";
-import type { Mail, MailState, RecordState, StoredRecord, WatchStore } from "./store.js";
+import type { Mail, MailKind, MailState, RecordState, StoredRecord, WatchStore } from "./store.js";
 
 interface RecordRow {
   key: string;
@@ -16,6 +16,8 @@ interface RecordRow {
   state: RecordState;
   custom_id: string | null;
   reorged: number;
+  held_hour: number | null;
+  retraction: string | null;
 }
 
 interface MailRow {
@@ -25,6 +27,7 @@ interface MailRow {
   message: string;
   attempts: number;
   result: string | null;
+  kind: MailKind;
 }
 
 interface RuleRow {
@@ -44,6 +47,8 @@ const toStored = (row: RecordRow): StoredRecord => ({
   state: row.state,
   customId: row.custom_id ?? undefined,
   reorged: Number(row.reorged) === 1,
+  retracted: row.retraction !== null && row.retraction !== undefined,
+  heldHour: row.held_hour === null || row.held_hour === undefined ? undefined : Number(row.held_hour),
 });
 
 const toMail = (row: MailRow): Mail => ({
@@ -53,6 +58,7 @@ const toMail = (row: MailRow): Mail => ({
   message: parseJson(row.message) as Mail["message"],
   attempts: Number(row.attempts),
   result: row.result ? (parseJson(row.result) as Mail["result"]) : undefined,
+  kind: row.kind,
 });
 
 /** `$n, $n+1, …` for a list of `count` values starting at parameter `first`. */
@@ -151,7 +157,9 @@ function taking(db: Database): Pick<WatchStore, "knownKeys" | "take"> {
 }
 
 /** The reorg check's reads and marks, and the queue of records waiting for an email. */
-function reorgs(db: Database): Pick<WatchStore, "recordsFrom" | "markReorged" | "queued"> {
+function reorgs(
+  db: Database,
+): Pick<WatchStore, "recordsFrom" | "markReorged" | "queued" | "hold" | "held" | "mailsSince" | "retractable"> {
   return {
     async recordsFrom(rule, from, through) {
       const upTo = through === undefined ? "" : " AND block_number <= $3";
@@ -182,7 +190,41 @@ function reorgs(db: Database): Pick<WatchStore, "recordsFrom" | "markReorged" | 
     },
     async queued(rule, limit) {
       const rows = await db.query<RecordRow>(
-        "SELECT * FROM watch_records WHERE rule = $1 AND state = 'queued' ORDER BY seq LIMIT $2",
+        "SELECT * FROM watch_records WHERE rule = $1 AND state = 'queued' AND held_hour IS NULL ORDER BY seq LIMIT $2",
+        [rule, limit],
+      );
+      return rows.map(toStored);
+    },
+    async hold(rule, keys, hour) {
+      await db.transaction(async (tx) => {
+        for (let i = 0; i < keys.length; i += 500) {
+          const slice = keys.slice(i, i + 500);
+          await tx.run(
+            `UPDATE watch_records SET held_hour = $1
+             WHERE rule = $2 AND state = 'queued' AND held_hour IS NULL AND key IN (${list(3, slice.length)})`,
+            [hour, rule, ...slice],
+          );
+        }
+      });
+    },
+    async held(rule, beforeHour, limit) {
+      const rows = await db.query<RecordRow>(
+        "SELECT * FROM watch_records WHERE rule = $1 AND state = 'queued' AND held_hour < $2 ORDER BY seq LIMIT $3",
+        [rule, beforeHour, limit],
+      );
+      return rows.map(toStored);
+    },
+    async mailsSince(rule, since) {
+      const [row] = await db.query<{ n: number }>(
+        "SELECT COUNT(*) AS n FROM watch_mail WHERE rule = $1 AND kind = 'record' AND created_at >= $2",
+        [rule, since],
+      );
+      return Number(row?.n ?? 0);
+    },
+    async retractable(rule, limit) {
+      const rows = await db.query<RecordRow>(
+        `SELECT * FROM watch_records WHERE rule = $1 AND reorged = 1 AND state = 'sent' AND retraction IS NULL
+         ORDER BY seq LIMIT $2`,
         [rule, limit],
       );
       return rows.map(toStored);
@@ -193,12 +235,12 @@ function reorgs(db: Database): Pick<WatchStore, "recordsFrom" | "markReorged" | 
 /** Email intents journalled before their send (watch_mail), read back by state, and reopened for a retry. */
 function journalling(db: Database): Pick<WatchStore, "journal" | "mails" | "markSending"> {
   return {
-    async journal(rule, intents) {
+    async journal(rule, intents, at) {
       await db.transaction(async (tx) => {
-        const now = Date.now();
+        const now = at ?? Date.now();
         await tx.insertMany(
           "watch_mail",
-          ["custom_id", "rule", "state", "message", "attempts", "created_at"],
+          ["custom_id", "rule", "state", "message", "attempts", "created_at", "kind"],
           intents.map(({ mail }) => ({
             custom_id: mail.customId,
             rule,
@@ -206,19 +248,23 @@ function journalling(db: Database): Pick<WatchStore, "journal" | "mails" | "mark
             message: stringifyJson(mail.message),
             attempts: 1,
             created_at: now,
+            kind: mail.kind ?? "record",
           })),
         );
         for (const { mail, keys } of intents) {
+          // A retraction leaves its records as they are (sent) and marks them: no second retraction.
+          const update =
+            mail.kind === "retraction"
+              ? "UPDATE watch_records SET retraction = $1 WHERE rule = $2 AND retraction IS NULL"
+              : "UPDATE watch_records SET state = 'claimed', custom_id = $1 WHERE rule = $2 AND state = 'queued'";
           for (let i = 0; i < keys.length; i += 500) {
             const slice = keys.slice(i, i + 500);
-            await tx.run(
-              `UPDATE watch_records SET state = 'claimed', custom_id = $1
-             WHERE rule = $2 AND state = 'queued' AND key IN (${list(3, slice.length)})`,
-              [mail.customId, rule, ...slice],
-            );
+            await tx.run(`${update} AND key IN (${list(3, slice.length)})`, [mail.customId, rule, ...slice]);
           }
         }
-        await tx.run("UPDATE watch_rules SET digest_since = NULL WHERE rule = $1", [rule]);
+        if (intents.some(({ mail }) => (mail.kind ?? "record") === "record")) {
+          await tx.run("UPDATE watch_rules SET digest_since = NULL WHERE rule = $1", [rule]);
+        }
       });
     },
     async mails(states, limit) {
@@ -257,11 +303,12 @@ function settling(db: Database): Pick<WatchStore, "settle" | "resend"> {
           if (r.state === "retry") continue;
           await tx.run("UPDATE watch_records SET state = $1 WHERE custom_id = $2", [r.state, r.customId]);
           if (r.state !== "sent") continue;
-          // The rule's cursor: the newest record whose email went out.
+          // The rule's cursor: the newest record whose email went out (a retraction carries none of its own).
           await tx.run(
             `UPDATE watch_rules SET last_mailed = (
              SELECT key FROM watch_records WHERE custom_id = $1 ORDER BY seq DESC LIMIT 1)
-           WHERE rule = (SELECT rule FROM watch_mail WHERE custom_id = $1)`,
+           WHERE rule = (SELECT rule FROM watch_mail WHERE custom_id = $1)
+             AND EXISTS (SELECT 1 FROM watch_records WHERE custom_id = $1)`,
             [r.customId],
           );
         }

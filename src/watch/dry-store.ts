@@ -15,6 +15,14 @@ export class DryRunStore implements WatchStore {
   readonly #taken = new Map<string, StoredRecord[]>();
   /** `rule key` of the records an intent of this run carries (records of the real store's queue included). */
   readonly #claimed = new Set<string>();
+  /** Records of the real store this run's reorg check looked at, by `rule key`. */
+  readonly #seen = new Map<string, StoredRecord>();
+  /** Mailed records this run saw a reorg remove, per rule: what a real run would retract. */
+  readonly #removedMailed = new Map<string, StoredRecord[]>();
+  /** `rule key` of the records a retraction of this run carries. */
+  readonly #retracted = new Set<string>();
+  /** Record emails of this run, per rule (max_per_hour counts them). */
+  readonly #recordMails = new Map<string, number>();
   /** How many records each email of this run carries, by CustomID. */
   readonly recordsOf = new Map<string, number>();
 
@@ -56,10 +64,20 @@ export class DryRunStore implements WatchStore {
   }
 
   async recordsFrom(rule: string, from: number, through?: number): Promise<StoredRecord[]> {
-    return (await this.#real?.recordsFrom(rule, from, through)) ?? [];
+    const found = (await this.#real?.recordsFrom(rule, from, through)) ?? [];
+    for (const r of found) this.#seen.set(`${rule} ${r.key}`, r);
+    return found;
   }
 
-  async markReorged(): Promise<void> {}
+  /** A mailed record this run sees removed is one a real run would retract (retract: true). */
+  async markReorged(rule: string, keys: readonly string[], removed: boolean): Promise<void> {
+    if (!removed) return;
+    for (const key of keys) {
+      const record = this.#seen.get(`${rule} ${key}`);
+      if (record?.state !== "sent" || record.retracted) continue;
+      this.#removedMailed.set(rule, [...(this.#removedMailed.get(rule) ?? []), { ...record, reorged: true }]);
+    }
+  }
 
   async queued(rule: string, limit: number): Promise<StoredRecord[]> {
     const stored = (await this.#real?.queued(rule, limit + this.#claimed.size)) ?? [];
@@ -67,10 +85,33 @@ export class DryRunStore implements WatchStore {
     return waiting.filter((r) => !this.#claimed.has(`${rule} ${r.key}`)).slice(0, limit);
   }
 
+  /** Held records of this run are claimed by the preview: it shows them in no email of this hour. */
+  async hold(rule: string, keys: readonly string[]): Promise<void> {
+    for (const key of keys) this.#claimed.add(`${rule} ${key}`);
+  }
+
+  async held(rule: string, beforeHour: number, limit: number): Promise<StoredRecord[]> {
+    const stored = (await this.#real?.held(rule, beforeHour, limit + this.#claimed.size)) ?? [];
+    return stored.filter((r) => !this.#claimed.has(`${rule} ${r.key}`)).slice(0, limit);
+  }
+
+  async mailsSince(rule: string, since: number): Promise<number> {
+    return ((await this.#real?.mailsSince(rule, since)) ?? 0) + (this.#recordMails.get(rule) ?? 0);
+  }
+
+  async retractable(rule: string, limit: number): Promise<StoredRecord[]> {
+    const stored = (await this.#real?.retractable(rule, limit + this.#retracted.size)) ?? [];
+    return [...stored, ...(this.#removedMailed.get(rule) ?? [])]
+      .filter((r) => !this.#retracted.has(`${rule} ${r.key}`))
+      .slice(0, limit);
+  }
+
   async journal(rule: string, intents: readonly { mail: Mail; keys: readonly string[] }[]): Promise<void> {
     for (const { mail, keys } of intents) {
-      for (const key of keys) this.#claimed.add(`${rule} ${key}`);
+      const marked = mail.kind === "retraction" ? this.#retracted : this.#claimed;
+      for (const key of keys) marked.add(`${rule} ${key}`);
       this.recordsOf.set(mail.customId, keys.length);
+      if ((mail.kind ?? "record") === "record") this.#recordMails.set(rule, (this.#recordMails.get(rule) ?? 0) + 1);
     }
   }
 

@@ -12,7 +12,15 @@ import type { Rule, WatchRule } from "./config-schema.js";
 import { GROUP_VARIABLES, groupVariables, positionOf, RECORD_VARIABLES, recordVariables } from "./records.js";
 
 type Mail = WatchRule["mail"];
-type Part = "subject" | "text" | "html" | "item_text" | "item_html";
+type Part =
+  | "subject"
+  | "text"
+  | "html"
+  | "item_text"
+  | "item_html"
+  | "retract_subject"
+  | "retract_text"
+  | "retract_html";
 
 /**
  * The default templates' lines of a record's details (enrichment/enrich.ts), only those it has: a name, the
@@ -81,12 +89,35 @@ function groupDefaults(variables: Record<string, string>) {
   };
 }
 
+/** retract: the follow-up of an email whose records a reorg removed (a transaction's: its hash and tokens). */
+const RETRACT_DEFAULTS = {
+  subject: "{{var:rule}}: retracted: {{var:summary}}",
+  text:
+    "A reorganisation of the chain removed what an earlier email of this rule reported:\n\n{{var:summary}}\n\n" +
+    "Transaction: {{var:transaction_hash}}\nContract: {{var:contract_address}}\nTokens: {{var:token_ids}}\n" +
+    "Block (no longer in the chain): {{var:block_number}}\n\nSent by chainmail watch (rule {{var:rule}}).",
+  html:
+    "<p>A reorganisation of the chain removed what an earlier email of this rule reported:</p><p>{{var:summary}}</p>" +
+    "<ul><li>Transaction: {{var:transaction_hash}}</li><li>Contract: {{var:contract_address}}</li>" +
+    "<li>Tokens: {{var:token_ids}}</li><li>Block (no longer in the chain): {{var:block_number}}</li></ul>" +
+    "<p>Sent by chainmail watch (rule {{var:rule}}).</p>",
+} as const;
+
+/** max_per_hour: the records a clock hour's cap held back, in one digest sent when the hour ends. */
+const OVERFLOW_DEFAULTS = {
+  ...DIGEST_DEFAULTS,
+  subject: "{{var:rule}}: {{var:count}} more records of the hour past max_per_hour",
+  text: "{{var:rule}}: {{var:count}} more records past max_per_hour, {{var:first_date}} to {{var:last_date}} UTC\n\n{{var:items}}\n\nSent by chainmail watch.",
+  html: "<p>{{var:rule}}: {{var:count}} more records past max_per_hour, {{var:first_date}} to {{var:last_date}} UTC</p><ul>{{var:items}}</ul><p>Sent by chainmail watch.</p>",
+} as const;
+
 /**
  * Which names each part may use, by mode and whether each mail is a transaction's (`unsubscribe_url`: the
  * recipient's one-click link, when there is one).
  */
 function allowedNames(mode: "each" | "digest", part: Part, grouped: boolean): readonly string[] {
   if (part === "item_text" || part === "item_html") return RECORD_VARIABLES;
+  if (part.startsWith("retract_")) return [...RECORD_VARIABLES, ...GROUP_VARIABLES, "unsubscribe_url"];
   if (mode === "digest") return [...DIGEST_VARIABLES, "unsubscribe_url"];
   return [...RECORD_VARIABLES, ...(grouped ? GROUP_VARIABLES : []), "unsubscribe_url"];
 }
@@ -97,7 +128,7 @@ function allowedNames(mode: "each" | "digest", part: Part, grouped: boolean): re
  */
 function withLink(
   message: Pick<EmailMessage, "TextPart" | "HTMLPart">,
-  mail: Mail,
+  mail: Partial<Record<"text" | "html", string>>,
   url: string | undefined,
 ): Pick<EmailMessage, "TextPart" | "HTMLPart"> {
   if (!url) return message;
@@ -112,7 +143,7 @@ function withLink(
 /** `{{var:…}}` names in a template that have no default and that the rule's records cannot fill. */
 export function templateProblems(mail: Mail, mode: "each" | "digest", grouped = false): Violation[] {
   const out: Violation[] = [];
-  for (const part of ["subject", "text", "html", "item_text", "item_html"] as const) {
+  for (const part of PARTS) {
     const text = mail[part];
     if (text === undefined) continue;
     const allowed = allowedNames(mode, part, grouped);
@@ -183,6 +214,30 @@ export function transactionMessage(
   return singleMessage(rule, groupDefaults(variables), variables, customId, unsubscribeUrl);
 }
 
+/** `retract`: the follow-up of an email whose records (oldest first) a reorg removed. */
+export function retractionMessage(
+  rule: Rule,
+  records: readonly TransactionRecord[],
+  customId: string,
+  unsubscribeUrl?: string,
+): EmailMessage {
+  const group = groupVariables(records, rule.id);
+  const hashes = [...new Set(records.map((r) => recordVariables(r, rule.id).transaction_hash))];
+  // One record reads as its own email did; one transaction's as a transaction's; a digest's names every transaction.
+  const variables =
+    records.length === 1
+      ? { ...group, summary: recordVariables(records[0]!, rule.id).summary ?? "" }
+      : hashes.length > 1
+        ? { ...group, summary: group.summary!.replace(/ in \S+$/, ""), transaction_hash: hashes.join(", ") }
+        : group;
+  const own = {
+    subject: rule.mail.retract_subject,
+    text: rule.mail.retract_text,
+    html: rule.mail.retract_html,
+  };
+  return singleMessage(rule, RETRACT_DEFAULTS, variables, customId, unsubscribeUrl, own);
+}
+
 /** A message with one set of variables (a record's, or a transaction's): the rule's parts over `defaults`. */
 function singleMessage(
   rule: Rule,
@@ -190,19 +245,47 @@ function singleMessage(
   recordOrGroup: Record<string, string>,
   customId: string,
   unsubscribeUrl: string | undefined,
+  own: Partial<Record<"subject" | "text" | "html", string | undefined>> = rule.mail,
 ): EmailMessage {
   const variables = { ...recordOrGroup, unsubscribe_url: unsubscribeUrl ?? "" };
-  const template = { ...defaults, ...definedParts(rule.mail) };
+  const given = Object.fromEntries(Object.entries(own).filter(([, v]) => v !== undefined)) as Partial<
+    Record<"subject" | "text" | "html", string>
+  >;
+  const template = {
+    ...defaults,
+    subject: given.subject ?? defaults.subject,
+    text: given.text ?? defaults.text,
+    html: given.html ?? defaults.html,
+  };
   return {
     ...envelope(rule, customId),
     Subject: subjectLine(fill(template.subject, variables, false)),
     ...withLink(
       { TextPart: fill(template.text, variables, false), HTMLPart: fill(template.html, variables, true) },
-      rule.mail,
+      given,
       unsubscribeUrl,
     ),
   };
 }
+
+/**
+ * max_per_hour: the records a clock hour's cap held back, oldest first: the rule's digest template (an each rule's
+ * item_text / item_html; a digest rule's whole template) over the hour's defaults.
+ */
+export function overflowMessage(
+  rule: Rule,
+  records: readonly TransactionRecord[],
+  customId: string,
+  unsubscribeUrl?: string,
+  details?: readonly TokenDetails[],
+): EmailMessage {
+  const own = definedParts(rule.mail);
+  const parts = rule.mode === "digest" ? own : { item_text: own.item_text, item_html: own.item_html };
+  return digestMessage(rule, records, customId, unsubscribeUrl, { ...OVERFLOW_DEFAULTS, ...defined(parts) }, details);
+}
+
+const defined = <T extends object>(value: T): Partial<T> =>
+  Object.fromEntries(Object.entries(value).filter(([, v]) => v !== undefined)) as Partial<T>;
 
 /** `digest`: one message listing several records, oldest first. */
 export function digestMessage(
@@ -210,9 +293,12 @@ export function digestMessage(
   records: readonly TransactionRecord[],
   customId: string,
   unsubscribeUrl?: string,
+  template: Record<"subject" | "text" | "html" | "item_text" | "item_html", string> = {
+    ...DIGEST_DEFAULTS,
+    ...definedParts(rule.mail),
+  },
   details?: readonly TokenDetails[],
 ): EmailMessage {
-  const template = { ...DIGEST_DEFAULTS, ...definedParts(rule.mail) };
   const each = records.map((record, i) => recordVariables(record, rule.id, details?.[i]));
   const first = positionOf(records[0]!);
   const last = positionOf(records[records.length - 1]!);
@@ -246,10 +332,17 @@ export function digestMessage(
   };
 }
 
+const PARTS = [
+  "subject",
+  "text",
+  "html",
+  "item_text",
+  "item_html",
+  "retract_subject",
+  "retract_text",
+  "retract_html",
+] as const satisfies readonly Part[];
+
 function definedParts(mail: Mail): Partial<Record<Part, string>> {
-  return Object.fromEntries(
-    (["subject", "text", "html", "item_text", "item_html"] as const)
-      .filter((part) => mail[part] !== undefined)
-      .map((part) => [part, mail[part]!]),
-  );
+  return Object.fromEntries(PARTS.filter((part) => mail[part] !== undefined).map((part) => [part, mail[part]!]));
 }

@@ -25,9 +25,9 @@ import {
   readRule,
 } from "./follow.js";
 import { ETH_TOKENS, later, type Position, positionOf, recordKeys, ruleWants } from "./records.js";
-import { digestMessage, eachMessage, transactionMessage } from "./render.js";
+import { digestMessage, eachMessage, overflowMessage, retractionMessage, transactionMessage } from "./render.js";
 import { resolveMails, type SendContext, sendMails } from "./send.js";
-import type { Mail, MailResult, RuleState, StoredRecord, WatchStore } from "./store.js";
+import type { Mail, MailKind, MailResult, RuleState, StoredRecord, WatchStore } from "./store.js";
 
 /** A digest carries at most this many records; more wait for the next one. */
 const DIGEST_MAX_RECORDS = 500;
@@ -51,6 +51,16 @@ export function customIdOf(rule: string, keys: readonly string[]): string {
   if (keys.length === 1) return `cw.${rule}.${keys[0]}`;
   return `cw.${rule}.d${createHash("sha256").update(keys.join(",")).digest("hex").slice(0, 24)}`;
 }
+
+/**
+ * The CustomID of a retraction (`r`) or of a clock hour's digest (`h`): by the records it carries, each of which one
+ * such email ever carries, so the same intent always has the same id and no other email shares it.
+ */
+export function followUpIdOf(rule: string, kind: "r" | "h", keys: readonly string[]): string {
+  return `cw.${rule}.${kind}${createHash("sha256").update(keys.join(",")).digest("hex").slice(0, 24)}`;
+}
+
+const HOUR_MS = 3_600_000;
 
 /** What the watch says of a rule that cannot start yet (logged once; a dry run says it too). */
 const WAITING_FOR_INDEX = "waiting to start the rule: the index has not seen the chain yet (run chainmail index)";
@@ -265,9 +275,11 @@ export class WatchRun {
         const mailed = s.state !== "queued";
         logger.warn(
           { rule: rule.id, key: s.key, block: s.position.block, state: s.state, custom_id: s.customId ?? null },
-          mailed
-            ? "a reorg removed a record that was already mailed; nothing more is sent for it"
-            : "a reorg removed a record before it was mailed; it will not be mailed",
+          !mailed
+            ? "a reorg removed a record before it was mailed; it will not be mailed"
+            : rule.retract
+              ? "a reorg removed a record that was already mailed; a retraction follows once its email is sent"
+              : "a reorg removed a record that was already mailed; nothing more is sent for it",
         );
       }
     }
@@ -311,47 +323,133 @@ export class WatchRun {
   }
 
   /**
-   * Turns the rule's oldest queued records into journalled email intents: one per record (at most `room`), or a due
-   * digest. `more`: records are left that may be due now.
+   * Turns what the rule has due into journalled email intents, at most `room`: retractions, the digest of a clock
+   * hour that ended with records held back, then the oldest queued records (one email each, a transaction's, or a
+   * due digest), of which those past `max_per_hour` are held for their hour's digest. `more`: some may be due now.
    */
   private async claim(rule: Rule, room: number, detailsOf: DetailsOf): Promise<{ mails: Mail[]; more: boolean }> {
-    let intents: Intent[];
-    let more: boolean;
+    // One moment for the hour's count and the journal's time: a claim across the hour's end counts in one hour.
+    const now = Date.now();
+    const hour = Math.floor(now / HOUR_MS);
+    const followUps = [
+      ...(rule.retract ? await this.retractions(rule, room) : []),
+      ...(rule.max_per_hour !== undefined ? await this.hourDigest(rule, hour, detailsOf) : []),
+    ];
+    // A follow-up may leave others (more removed records, another hour's): look again until none comes.
+    let more = followUps.length > 0;
+    let intents = followUps.slice(0, room);
+    if (room > intents.length) {
+      const own = await this.recordIntents(rule, room - intents.length, detailsOf);
+      more ||= own.more;
+      intents = [...intents, ...(await this.capped(rule, hour, own.intents))];
+    }
+    if (intents.length) await this.store.journal(rule.id, intents, now);
+    return { mails: intents.map((i) => i.mail), more };
+  }
+
+  /** The rule's own emails: one per queued record (at most `room`), per transaction, or a due digest. */
+  private async recordIntents(
+    rule: Rule,
+    room: number,
+    detailsOf: DetailsOf,
+  ): Promise<{ intents: Intent[]; more: boolean }> {
     const confirmed = this.confirmedOf(rule);
-    if (rule.mode === "each" && rule.group === "transaction") {
-      ({ intents, more } = await this.transactionIntents(rule, room, detailsOf));
-    } else if (rule.mode === "each") {
+    if (rule.mode === "each" && rule.group === "transaction") return this.transactionIntents(rule, room, detailsOf);
+    if (rule.mode === "each") {
       const queued = confirmed(await this.store.queued(rule.id, room + 1));
-      more = queued.length > room;
       const mailed = queued.slice(0, room);
       const details = await detailsOf(mailed.map((q) => q.record));
-      intents = mailed.map((q, i) => {
+      const intents = mailed.map((q, i) => {
         const customId = customIdOf(rule.id, [q.key]);
         const message = eachMessage(rule, q.record, customId, this.unsubscribeUrl(rule), details[i]);
         return { mail: mailOf(rule, customId, message), keys: [q.key] };
       });
-    } else {
-      // Enough to see the record threshold, and one more to know whether a full digest leaves some over.
-      const queued = confirmed(
-        await this.store.queued(rule.id, Math.max(DIGEST_MAX_RECORDS, rule.digest?.records ?? 0) + 1),
-      );
-      if (!queued.length) return { mails: [], more: false };
-      const state = await this.store.ruleState(rule.id);
-      // No start on record (what a full digest left over, a record back after a reorg): it has waited long enough.
-      const since = state?.digestSince ?? 0;
-      const byCount = rule.digest?.records !== undefined && queued.length >= rule.digest.records;
-      const byTime = rule.digest?.minutes !== undefined && Date.now() - since >= rule.digest.minutes * 60_000;
-      if (!byCount && !byTime && !this.ctx.dryRun) return { mails: [], more: false };
-      const batch = queued.slice(0, DIGEST_MAX_RECORDS);
-      more = queued.length > batch.length;
-      const keys = batch.map((q) => q.key);
-      const customId = customIdOf(rule.id, keys);
-      const records = batch.map((q) => q.record);
-      const message = digestMessage(rule, records, customId, this.unsubscribeUrl(rule), await detailsOf(records));
-      intents = [{ mail: mailOf(rule, customId, message), keys }];
+      return { intents, more: queued.length > room };
     }
-    if (intents.length) await this.store.journal(rule.id, intents);
-    return { mails: intents.map((i) => i.mail), more };
+    // Enough to see the record threshold, and one more to know whether a full digest leaves some over.
+    const queued = confirmed(
+      await this.store.queued(rule.id, Math.max(DIGEST_MAX_RECORDS, rule.digest?.records ?? 0) + 1),
+    );
+    if (!queued.length) return { intents: [], more: false };
+    const state = await this.store.ruleState(rule.id);
+    // No start on record (what a full digest left over, a record back after a reorg): it has waited long enough.
+    const since = state?.digestSince ?? 0;
+    const byCount = rule.digest?.records !== undefined && queued.length >= rule.digest.records;
+    const byTime = rule.digest?.minutes !== undefined && Date.now() - since >= rule.digest.minutes * 60_000;
+    if (!byCount && !byTime && !this.ctx.dryRun) return { intents: [], more: false };
+    const batch = queued.slice(0, DIGEST_MAX_RECORDS);
+    const keys = batch.map((q) => q.key);
+    const customId = customIdOf(rule.id, keys);
+    const records = batch.map((q) => q.record);
+    const message = digestMessage(
+      rule,
+      records,
+      customId,
+      this.unsubscribeUrl(rule),
+      undefined,
+      await detailsOf(records),
+    );
+    return { intents: [{ mail: mailOf(rule, customId, message), keys }], more: queued.length > batch.length };
+  }
+
+  /**
+   * `max_per_hour`: the intents that fit in this clock hour's remaining emails; the records of the others are held
+   * for the hour's digest (a record is held once, and held records leave the queue, so none is mailed twice).
+   */
+  private async capped(rule: Rule, hour: number, intents: Intent[]): Promise<Intent[]> {
+    if (rule.max_per_hour === undefined || !intents.length) return intents;
+    const left = Math.max(0, rule.max_per_hour - (await this.store.mailsSince(rule.id, hour * HOUR_MS)));
+    const over = intents.slice(left);
+    if (!over.length) return intents;
+    const keys = over.flatMap((i) => i.keys);
+    await this.store.hold(rule.id, keys, hour);
+    this.ctx.logger.info(
+      {
+        rule: rule.id,
+        records: keys.length,
+        hour: new Date(hour * HOUR_MS).toISOString(),
+        max_per_hour: rule.max_per_hour,
+      },
+      "max_per_hour reached: records wait for the hour's digest, sent when the hour ends",
+    );
+    return intents.slice(0, left);
+  }
+
+  /** The digest of the oldest clock hour that ended with records held back (at most DIGEST_MAX_RECORDS of them). */
+  private async hourDigest(rule: Rule, hour: number, detailsOf: DetailsOf): Promise<Intent[]> {
+    const held = await this.store.held(rule.id, hour, DIGEST_MAX_RECORDS);
+    const oldest = held[0]?.heldHour;
+    const batch = held.filter((q) => q.heldHour === oldest);
+    if (!batch.length) return [];
+    const keys = batch.map((q) => q.key);
+    const customId = followUpIdOf(rule.id, "h", keys);
+    const records = batch.map((q) => q.record);
+    const message = overflowMessage(rule, records, customId, this.unsubscribeUrl(rule), await detailsOf(records));
+    return [{ mail: mailOf(rule, customId, message, "overflow"), keys }];
+  }
+
+  /**
+   * `retract`: one email per sent email whose records a reorg removed, naming those records (a transaction's: its
+   * hash and tokens). Journalling it marks the records, so none is retracted twice.
+   */
+  private async retractions(rule: Rule, room: number): Promise<Intent[]> {
+    const removed = await this.store.retractable(rule.id, DIGEST_MAX_RECORDS);
+    const byMail = new Map<string, StoredRecord[]>();
+    for (const r of removed) {
+      const id = r.customId ?? r.key;
+      byMail.set(id, [...(byMail.get(id) ?? []), r]);
+    }
+    return [...byMail.values()].slice(0, room).map((records) => {
+      const keys = records.map((r) => r.key);
+      const customId = followUpIdOf(rule.id, "r", keys);
+      const message = retractionMessage(
+        rule,
+        records.map((r) => r.record),
+        customId,
+        this.unsubscribeUrl(rule),
+      );
+      return { mail: mailOf(rule, customId, message, "retraction"), keys };
+    });
   }
 
   /** The one-click link of a rule that mails one recipient (a link must unsubscribe only whoever follows it). */
@@ -476,8 +574,8 @@ interface Intent {
   keys: string[];
 }
 
-function mailOf(rule: Rule, customId: string, message: EmailMessage): Mail {
-  return { customId, rule: rule.id, state: "pending", message, attempts: 1 };
+function mailOf(rule: Rule, customId: string, message: EmailMessage, kind: MailKind = "record"): Mail {
+  return { customId, rule: rule.id, state: "pending", message, attempts: 1, kind };
 }
 
 export function errorText(result: MessageResult): string {

@@ -4,8 +4,9 @@
  * written before its send and settled with the send's result.
  *
  * Record states: queued (taken, waiting for its email) → claimed (an email intent carries it) → sent | failed |
- * unknown; dropped when a reorg removed it before it was mailed. Email states: pending (journalled; a send may
- * have happened) → sent | failed | unknown, or retry (surely not sent: send again).
+ * unknown; dropped when a reorg removed it before it was mailed. A queued record may be held for its clock hour's
+ * digest (max_per_hour). A sent record a reorg removed gets one retraction email (retract). Email states: pending
+ * (journalled; a send may have happened) → sent | failed | unknown, or retry (surely not sent: send again).
  */
 import type { EmailMessage, MessageResult } from "../schemas/email.js";
 import type { TransactionRecord } from "../schemas/transactions.js";
@@ -13,6 +14,11 @@ import type { Position } from "./records.js";
 
 export type RecordState = "queued" | "claimed" | "sent" | "failed" | "unknown" | "dropped";
 export type MailState = "pending" | "retry" | "sent" | "failed" | "unknown";
+/**
+ * record: the email of a record, a transaction or a digest (what max_per_hour counts); retraction: a reorg removed
+ * what an email reported; overflow: the records a clock hour's cap held back.
+ */
+export type MailKind = "record" | "retraction" | "overflow";
 
 export interface RuleState {
   rule: string;
@@ -38,6 +44,10 @@ export interface StoredRecord extends TakenRecord {
   state: RecordState;
   customId: string | undefined;
   reorged: boolean;
+  /** retract: a retraction carries it already. */
+  retracted?: boolean | undefined;
+  /** max_per_hour: the clock hour (hours since the epoch) whose digest the record waits for. */
+  heldHour?: number | undefined;
 }
 
 export interface Mail {
@@ -47,6 +57,8 @@ export interface Mail {
   message: EmailMessage;
   attempts: number;
   result?: MessageResult | undefined;
+  /** Default record. */
+  kind?: MailKind | undefined;
 }
 
 export interface MailResult {
@@ -73,10 +85,22 @@ export interface WatchStore {
   recordsFrom(rule: string, from: number, through?: number): Promise<StoredRecord[]>;
   /** Marks records a reorg removed (queued ones become dropped), or clears the mark of records that came back. */
   markReorged(rule: string, keys: readonly string[], removed: boolean): Promise<void>;
-  /** The rule's oldest queued records, at most `limit`. */
+  /** The rule's oldest queued records not held for an hour's digest, at most `limit`. */
   queued(rule: string, limit: number): Promise<StoredRecord[]>;
-  /** One transaction: the intents as pending emails, their records claimed, the rule's digest window closed. */
-  journal(rule: string, intents: readonly { mail: Mail; keys: readonly string[] }[]): Promise<void>;
+  /** max_per_hour: these queued records wait for the digest of clock hour `hour` (hours since the epoch). */
+  hold(rule: string, keys: readonly string[], hour: number): Promise<void>;
+  /** The rule's oldest queued records held for a clock hour before `hour`, at most `limit`. */
+  held(rule: string, beforeHour: number, limit: number): Promise<StoredRecord[]>;
+  /** How many record emails (not retractions, not hour digests) the rule journalled at or after `since` (ms). */
+  mailsSince(rule: string, since: number): Promise<number>;
+  /** retract: the rule's sent records a reorg removed that no retraction carries yet, oldest first, at most `limit`. */
+  retractable(rule: string, limit: number): Promise<StoredRecord[]>;
+  /**
+   * One transaction: the intents as pending emails, their records claimed (a retraction's records marked as
+   * retracted by it instead), and the rule's digest window closed when a record email is among them. `at`: when
+   * (ms; default now), the time max_per_hour counts the emails by.
+   */
+  journal(rule: string, intents: readonly { mail: Mail; keys: readonly string[] }[], at?: number): Promise<void>;
   /** Emails in these states, oldest first (at most `limit`). */
   mails(states: readonly MailState[], limit?: number): Promise<Mail[]>;
   /** Back to pending before a send is retried (a crash during it must be resolved, not resent). */

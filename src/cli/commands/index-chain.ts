@@ -105,113 +105,131 @@ export function registerIndexChain(program: Command): void {
       "--verify-rpc <url>",
       "a second JSON-RPC endpoint that must agree on the logs of each block near the head (one eth_getLogs per range)",
     )
-    .action(async (options: IndexOptions) => {
-      const config = defaultConfig();
-      const rpcUrl = options.rpc ?? config.indexRpc.url;
-      if (!rpcUrl) throw new UsageError("--rpc <url> is required (or set INDEX_RPC_URL)");
-      // INDEX_RPC_URL was checked at start; the flag by the same rule (its value may hold a key: never shown).
-      const problem = urlProblem(rpcUrl);
-      if (problem) throw new UsageError(`--rpc is invalid: ${problem}; it must be ${HTTP_URL_RULE}.`);
-      const priceFeed = addresses("--price-feed", options.priceFeed);
-      if (priceFeed && priceFeed.length !== 1) throw new UsageError("--price-feed takes one address");
-      const contracts = addresses("--contracts", options.contracts);
-      const seaport = addresses("--seaport", options.seaport);
-      const ethTokens = addresses("--eth-tokens", options.ethTokens);
-      const fromBlock = integerOption("--from-block", options.fromBlock);
-      const safeDepth = integerOption("--safe-depth", options.safeDepth);
-      const concurrency = integerOption("--concurrency", options.concurrency, MAX_CONCURRENCY);
-      if (concurrency === 0) {
-        throw new UsageError(`--concurrency 0 is invalid: must be an integer from 1 to ${MAX_CONCURRENCY}`);
-      }
-      const verifyRpcUrl = options.verifyRpc;
-      const { verifyRpcProblem } = await import("../../ingest/index.js");
-      const verifyProblem = verifyRpcUrl === undefined ? undefined : verifyRpcProblem(verifyRpcUrl, rpcUrl);
-      if (verifyProblem) throw new UsageError(`--verify-rpc is invalid: ${verifyProblem}`);
-      const dbPath = options.db ?? config.indexDb;
-
-      const stop = new AbortController();
-      const onSignal = () => stop.abort();
-      process.once("SIGINT", onSignal);
-      process.once("SIGTERM", onSignal);
-      let waited = false;
-      let subscribed = false;
-      let usageToldAt = Date.now();
-      const progress = process.stderr.isTTY
-        ? (p: IndexProgress) =>
-            process.stderr.write(
-              `\rblock ${p.block} of ${p.head}, ${p.records} records written, ${p.unknownLogs} exchange logs not understood; ${usageLine(p.rpc)}\x1b[K`,
-            )
-        : (p: IndexProgress) => {
-            if (Date.now() - usageToldAt < USAGE_EVERY_MS) return;
-            usageToldAt = Date.now();
-            process.stderr.write(`chainmail index: block ${p.block} of ${p.head}; ${usageLine(p.rpc)}\n`);
-          };
-      // What the index holds between ranges is small, but each range's answer makes megabytes of short-lived
-      // garbage: V8's default heap growth let it pile up (peak RSS 238 MiB over 1,000,000 events, growing with the
-      // run). Growing the heap by half at most keeps it near what is live (182 MiB, flat), at no cost in time.
-      setFlagsFromString("--heap-growing-percent=50");
-      const { indexChain } = await import("../../ingest/index.js");
-      try {
-        const result = await indexChain({
-          rpcUrl,
-          dbPath,
-          follow: !options.once,
-          signal: stop.signal,
-          config,
-          ...(contracts ? { contracts } : {}),
-          ...(fromBlock !== undefined ? { fromBlock } : {}),
-          ...(safeDepth !== undefined ? { safeDepth } : {}),
-          ...(concurrency !== undefined ? { concurrency } : {}),
-          ...(priceFeed ? { priceFeed: priceFeed[0]! } : {}),
-          ...(seaport ? { seaport } : {}),
-          ...(ethTokens ? { ethTokens } : {}),
-          ...(options.verifyHead ? { verifyHead: true } : {}),
-          ...(verifyRpcUrl !== undefined ? { verifyRpcUrl } : {}),
-          onProgress: progress,
-          onHeadMode: (mode) => {
-            // Said when a subscription starts or drops; a node without one is simply polled, as always.
-            if (mode === "polling" && !subscribed) return;
-            subscribed = mode === "subscription";
-            process.stderr.write(`${process.stderr.isTTY ? "\n" : ""}chainmail index: ${HEAD_MODE[mode]}\n`);
-          },
-          onNotice: (message) =>
-            process.stderr.write(`${process.stderr.isTTY ? "\n" : ""}chainmail index: ${message}\n`),
-          onWriter: (state) => {
-            if (state === "waiting") waited = true;
-            if (state === "waiting" || waited)
-              process.stderr.write(`chainmail index: ${WRITER[state]} ${displayTarget(dbPath)}\n`);
-          },
-        });
-        if (process.stderr.isTTY) process.stderr.write("\n");
-        process.stdout.write(
-          `${JSON.stringify({ db: displayTarget(dbPath), last_block: result.lastBlock, records: result.records, unknown_logs: result.unknownLogs, rpc: usageJson(result.rpc) })}\n`,
-        );
-      } finally {
-        process.off("SIGINT", onSignal);
-        process.off("SIGTERM", onSignal);
-      }
-    });
+    .action(runIndex);
 
   index
     .command("migrate")
     .description("Copy an index to another database, e.g. an SQLite file into PostgreSQL")
     .option("--from <path|url>", "the index to copy (an SQLite file or a postgres:// URL; required)")
     .option("--to <url|path>", "the database to fill: empty, or holding an interrupted copy (required)")
-    .action(async (given: Partial<MigrateOptions>) => {
-      const options = { from: required("--from <path|url>", given.from), to: required("--to <url|path>", given.to) };
-      if (options.from === options.to) throw new UsageError("--from and --to name the same database");
-      const progress = process.stderr.isTTY
-        ? (p: { records: number; total: number }) => process.stderr.write(`\r${p.records} of ${p.total} records copied`)
-        : undefined;
-      const { copyIndex } = await import("../../sources/own-index/index.js");
-      const result = await copyIndex({
-        from: options.from,
-        to: options.to,
-        ...(progress ? { onProgress: progress } : {}),
-      });
-      if (progress) process.stderr.write("\n");
-      process.stdout.write(
-        `${JSON.stringify({ from: displayTarget(options.from), to: displayTarget(options.to), last_block: result.lastBlock ?? null, records: result.records })}\n`,
-      );
+    .action(runMigrate);
+}
+
+async function runIndex(options: IndexOptions): Promise<void> {
+  const config = defaultConfig();
+  const chosen = await indexChoices(options, config.indexRpc.url);
+  const dbPath = options.db ?? config.indexDb;
+  const stop = new AbortController();
+  const onSignal = () => stop.abort();
+  process.once("SIGINT", onSignal);
+  process.once("SIGTERM", onSignal);
+  // What the index holds between ranges is small, but each range's answer makes megabytes of short-lived
+  // garbage: V8's default heap growth let it pile up (peak RSS 238 MiB over 1,000,000 events, growing with the
+  // run). Growing the heap by half at most keeps it near what is live (182 MiB, flat), at no cost in time.
+  setFlagsFromString("--heap-growing-percent=50");
+  const { indexChain } = await import("../../ingest/index.js");
+  try {
+    const result = await indexChain({
+      ...chosen,
+      dbPath,
+      follow: !options.once,
+      signal: stop.signal,
+      config,
+      ...stderrReports(dbPath),
     });
+    if (process.stderr.isTTY) process.stderr.write("\n");
+    process.stdout.write(
+      `${JSON.stringify({ db: displayTarget(dbPath), last_block: result.lastBlock, records: result.records, unknown_logs: result.unknownLogs, rpc: usageJson(result.rpc) })}\n`,
+    );
+  } finally {
+    process.off("SIGINT", onSignal);
+    process.off("SIGTERM", onSignal);
+  }
+}
+
+/** The flags, checked (a problem is a usage error naming the flag), as indexChain's options. */
+async function indexChoices(options: IndexOptions, rpcFromEnv: string | undefined) {
+  const rpcUrl = options.rpc ?? rpcFromEnv;
+  if (!rpcUrl) throw new UsageError("--rpc <url> is required (or set INDEX_RPC_URL)");
+  // INDEX_RPC_URL was checked at start; the flag by the same rule (its value may hold a key: never shown).
+  const problem = urlProblem(rpcUrl);
+  if (problem) throw new UsageError(`--rpc is invalid: ${problem}; it must be ${HTTP_URL_RULE}.`);
+  const priceFeed = addresses("--price-feed", options.priceFeed);
+  if (priceFeed && priceFeed.length !== 1) throw new UsageError("--price-feed takes one address");
+  const contracts = addresses("--contracts", options.contracts);
+  const seaport = addresses("--seaport", options.seaport);
+  const ethTokens = addresses("--eth-tokens", options.ethTokens);
+  const fromBlock = integerOption("--from-block", options.fromBlock);
+  const safeDepth = integerOption("--safe-depth", options.safeDepth);
+  const concurrency = integerOption("--concurrency", options.concurrency, MAX_CONCURRENCY);
+  if (concurrency === 0) {
+    throw new UsageError(`--concurrency 0 is invalid: must be an integer from 1 to ${MAX_CONCURRENCY}`);
+  }
+  const verifyRpcUrl = options.verifyRpc;
+  const { verifyRpcProblem } = await import("../../ingest/index.js");
+  const verifyProblem = verifyRpcUrl === undefined ? undefined : verifyRpcProblem(verifyRpcUrl, rpcUrl);
+  if (verifyProblem) throw new UsageError(`--verify-rpc is invalid: ${verifyProblem}`);
+  return {
+    rpcUrl,
+    ...(contracts ? { contracts } : {}),
+    ...(fromBlock !== undefined ? { fromBlock } : {}),
+    ...(safeDepth !== undefined ? { safeDepth } : {}),
+    ...(concurrency !== undefined ? { concurrency } : {}),
+    ...(priceFeed ? { priceFeed: priceFeed[0]! } : {}),
+    ...(seaport ? { seaport } : {}),
+    ...(ethTokens ? { ethTokens } : {}),
+    ...(options.verifyHead ? { verifyHead: true } : {}),
+    ...(verifyRpcUrl !== undefined ? { verifyRpcUrl } : {}),
+  };
+}
+
+/** What the run tells on stderr: progress and spend (a line now and then without a terminal), head mode, writer. */
+function stderrReports(dbPath: string) {
+  const say = (line: string) => process.stderr.write(`${process.stderr.isTTY ? "\n" : ""}chainmail index: ${line}\n`);
+  let waited = false;
+  let subscribed = false;
+  let usageToldAt = Date.now();
+  const onProgress = process.stderr.isTTY
+    ? (p: IndexProgress) =>
+        process.stderr.write(
+          `\rblock ${p.block} of ${p.head}, ${p.records} records written, ${p.unknownLogs} exchange logs not understood; ${usageLine(p.rpc)}\x1b[K`,
+        )
+    : (p: IndexProgress) => {
+        if (Date.now() - usageToldAt < USAGE_EVERY_MS) return;
+        usageToldAt = Date.now();
+        process.stderr.write(`chainmail index: block ${p.block} of ${p.head}; ${usageLine(p.rpc)}\n`);
+      };
+  return {
+    onProgress,
+    onHeadMode: (mode: keyof typeof HEAD_MODE) => {
+      // Said when a subscription starts or drops; a node without one is simply polled, as always.
+      if (mode === "polling" && !subscribed) return;
+      subscribed = mode === "subscription";
+      say(HEAD_MODE[mode]);
+    },
+    onNotice: (message: string) => say(message),
+    onWriter: (state: keyof typeof WRITER) => {
+      if (state === "waiting") waited = true;
+      if (state === "waiting" || waited)
+        process.stderr.write(`chainmail index: ${WRITER[state]} ${displayTarget(dbPath)}\n`);
+    },
+  };
+}
+
+async function runMigrate(given: Partial<MigrateOptions>): Promise<void> {
+  const options = { from: required("--from <path|url>", given.from), to: required("--to <url|path>", given.to) };
+  if (options.from === options.to) throw new UsageError("--from and --to name the same database");
+  const progress = process.stderr.isTTY
+    ? (p: { records: number; total: number }) => process.stderr.write(`\r${p.records} of ${p.total} records copied`)
+    : undefined;
+  const { copyIndex } = await import("../../sources/own-index/index.js");
+  const result = await copyIndex({
+    from: options.from,
+    to: options.to,
+    ...(progress ? { onProgress: progress } : {}),
+  });
+  if (progress) process.stderr.write("\n");
+  process.stdout.write(
+    `${JSON.stringify({ from: displayTarget(options.from), to: displayTarget(options.to), last_block: result.lastBlock ?? null, records: result.records })}\n`,
+  );
 }

@@ -38,39 +38,9 @@ export function dispatcherPool(dispatcher: DispatchOnly): UpstreamPool {
  */
 function exchange(dispatcher: DispatchOnly, call: Exchange): Promise<Answer> {
   return new Promise((resolve, reject) => {
-    let controller: Dispatcher.DispatchController | undefined;
-    let cancelled: Error | undefined;
-    let settled = false;
-    let status = 0;
-    let headers: IncomingHttpHeaders = {};
-    let chunks: Buffer[] = [];
-    let received = 0;
-    // The body's one buffer when its length is announced: chunks are copied in as they come and dropped, instead
-    // of all being kept and then copied again into one (a large answer's bytes held twice).
-    let whole: Buffer | undefined;
-    const settle = (error: Error | undefined) => {
-      if (settled) return;
-      settled = true;
-      clearTimeout(timer);
-      call.signal?.removeEventListener("abort", onAbort);
-      if (error) reject(error);
-      else {
-        // A body shorter than announced keeps what came.
-        const bytes = whole ? whole.subarray(0, received) : Buffer.concat(chunks);
-        resolve({ status, headers, body: bytes.toString("utf8") });
-      }
-    };
-    // Settled before the abort: aborting an answer midway reports it as cut off by the network (an answer that
-    // trickles in past the deadline is a timeout, not a broken connection).
-    const cancel = (reason: Error) => {
-      cancelled = reason;
-      settle(reason);
-      controller?.abort(reason);
-    };
-    const onAbort = () => cancel(new Error("aborted"));
-    const timer = setTimeout(() => cancel(new AttemptTimeout(status, received)), call.timeoutMs);
-    if (call.signal?.aborted) return onAbort();
-    call.signal?.addEventListener("abort", onAbort);
+    const answer = new AnswerGatherer(call, resolve, reject);
+    if (call.signal?.aborted) return answer.abort();
+    call.signal?.addEventListener("abort", answer.abort);
     const { origin, path } = splitUrl(call.url);
     try {
       dispatcher.dispatch(
@@ -84,45 +54,95 @@ function exchange(dispatcher: DispatchOnly, call: Exchange): Promise<Answer> {
           headersTimeout: call.timeoutMs + 1_000,
           bodyTimeout: call.timeoutMs + 1_000,
         },
-        {
-          onRequestStart(started) {
-            controller = started;
-            if (cancelled) started.abort(cancelled);
-            chunks = []; // a request retried by the pool starts over
-            received = 0;
-            whole = undefined;
-          },
-          onResponseStart(_, statusCode, responseHeaders) {
-            status = statusCode;
-            headers = responseHeaders;
-            const length = Number(responseHeaders["content-length"]);
-            if (call.maxBodyBytes !== undefined && length > call.maxBodyBytes) {
-              cancel(new AnswerTooLarge(call.maxBodyBytes, status, length));
-            } else if (length >= WHOLE_BODY_FROM && length <= WHOLE_BODY_UP_TO) whole = Buffer.allocUnsafe(length);
-          },
-          onResponseData(_, chunk) {
-            received += chunk.length;
-            if (call.maxBodyBytes !== undefined && received > call.maxBodyBytes) {
-              cancel(new AnswerTooLarge(call.maxBodyBytes, status, undefined));
-            } else if (whole && received <= whole.length) {
-              chunk.copy(whole, received - chunk.length);
-            } else {
-              // More than announced (never from a sound server): gather what came, from the start.
-              if (whole) chunks = [whole.subarray(0, received - chunk.length)];
-              whole = undefined;
-              chunks.push(chunk);
-            }
-          },
-          onResponseEnd() {
-            settle(undefined);
-          },
-          onResponseError(_, error) {
-            settle(status ? new CutOffAnswer(error, status) : error);
-          },
-        },
+        answer,
       );
     } catch (err) {
-      settle(err instanceof Error ? err : new Error(String(err)));
+      answer.settle(err instanceof Error ? err : new Error(String(err)));
     }
   });
+}
+
+/** The dispatch handler of one exchange: gathers the answer and settles its promise once. */
+class AnswerGatherer implements Dispatcher.DispatchHandler {
+  private controller: Dispatcher.DispatchController | undefined;
+  private cancelled: Error | undefined;
+  private settled = false;
+  private status = 0;
+  private headers: IncomingHttpHeaders = {};
+  private chunks: Buffer[] = [];
+  private received = 0;
+  // The body's one buffer when its length is announced: chunks are copied in as they come and dropped, instead
+  // of all being kept and then copied again into one (a large answer's bytes held twice).
+  private whole: Buffer | undefined;
+  private readonly timer: NodeJS.Timeout;
+
+  constructor(
+    private readonly call: Exchange,
+    private readonly resolve: (answer: Answer) => void,
+    private readonly reject: (error: Error) => void,
+  ) {
+    this.timer = setTimeout(() => this.cancel(new AttemptTimeout(this.status, this.received)), call.timeoutMs);
+  }
+
+  /** The caller's signal fired (an arrow: it is the abort listener). */
+  readonly abort = () => this.cancel(new Error("aborted"));
+
+  settle(error: Error | undefined): void {
+    if (this.settled) return;
+    this.settled = true;
+    clearTimeout(this.timer);
+    this.call.signal?.removeEventListener("abort", this.abort);
+    if (error) return this.reject(error);
+    // A body shorter than announced keeps what came.
+    const bytes = this.whole ? this.whole.subarray(0, this.received) : Buffer.concat(this.chunks);
+    this.resolve({ status: this.status, headers: this.headers, body: bytes.toString("utf8") });
+  }
+
+  // Settled before the abort: aborting an answer midway reports it as cut off by the network (an answer that
+  // trickles in past the deadline is a timeout, not a broken connection).
+  private cancel(reason: Error): void {
+    this.cancelled = reason;
+    this.settle(reason);
+    this.controller?.abort(reason);
+  }
+
+  onRequestStart(started: Dispatcher.DispatchController): void {
+    this.controller = started;
+    if (this.cancelled) started.abort(this.cancelled);
+    this.chunks = []; // a request retried by the pool starts over
+    this.received = 0;
+    this.whole = undefined;
+  }
+
+  onResponseStart(_: Dispatcher.DispatchController, statusCode: number, headers: IncomingHttpHeaders): void {
+    this.status = statusCode;
+    this.headers = headers;
+    const length = Number(headers["content-length"]);
+    const max = this.call.maxBodyBytes;
+    if (max !== undefined && length > max) this.cancel(new AnswerTooLarge(max, statusCode, length));
+    else if (length >= WHOLE_BODY_FROM && length <= WHOLE_BODY_UP_TO) this.whole = Buffer.allocUnsafe(length);
+  }
+
+  onResponseData(_: Dispatcher.DispatchController, chunk: Buffer): void {
+    this.received += chunk.length;
+    const max = this.call.maxBodyBytes;
+    if (max !== undefined && this.received > max) {
+      this.cancel(new AnswerTooLarge(max, this.status, undefined));
+    } else if (this.whole && this.received <= this.whole.length) {
+      chunk.copy(this.whole, this.received - chunk.length);
+    } else {
+      // More than announced (never from a sound server): gather what came, from the start.
+      if (this.whole) this.chunks = [this.whole.subarray(0, this.received - chunk.length)];
+      this.whole = undefined;
+      this.chunks.push(chunk);
+    }
+  }
+
+  onResponseEnd(): void {
+    this.settle(undefined);
+  }
+
+  onResponseError(_: Dispatcher.DispatchController, error: Error): void {
+    this.settle(this.status ? new CutOffAnswer(error, this.status) : error);
+  }
 }

@@ -62,16 +62,6 @@ export class NodeHttpPool {
   dispatch(options: Dispatcher.DispatchOptions, handler: Dispatcher.DispatchHandler): boolean {
     const origin = this.#originOf(String(options.origin));
     const { transport, agent } = this.#agentFor(origin.protocol);
-    let done = false;
-    let aborted: Error | null = null;
-    let response: IncomingMessage | undefined;
-    let connectTimer: NodeJS.Timeout | undefined;
-    const fail = (error: Error) => {
-      if (done) return;
-      done = true;
-      clearTimeout(connectTimer);
-      handler.onResponseError?.(controller, error);
-    };
     const request = transport.request({
       protocol: origin.protocol,
       hostname: origin.hostname.replace(/^\[|\]$/g, ""),
@@ -81,58 +71,9 @@ export class NodeHttpPool {
       headers: options.headers as Record<string, string> | undefined,
       agent,
     });
-    const controller: Dispatcher.DispatchController = {
-      get aborted() {
-        return aborted !== null;
-      },
-      get paused() {
-        return response?.isPaused() ?? false;
-      },
-      get reason() {
-        return aborted;
-      },
-      abort(reason: Error) {
-        aborted = reason;
-        fail(reason);
-        request.destroy(reason);
-      },
-      pause() {
-        response?.pause();
-      },
-      resume() {
-        response?.resume();
-      },
-    };
-    request.on("socket", (socket: Socket) => {
-      if (!socket.connecting) return;
-      connectTimer = setTimeout(() => {
-        const error = new ConnectTimeout(`Connect timeout (${CONNECT_TIMEOUT_MS} ms)`);
-        fail(error);
-        request.destroy(error);
-      }, CONNECT_TIMEOUT_MS);
-      socket.once("connect", () => clearTimeout(connectTimer));
-    });
-    request.on("error", fail);
-    request.on("response", (res: IncomingMessage) => {
-      response = res;
-      if (done) return void res.destroy();
-      handler.onResponseStart?.(controller, res.statusCode ?? 0, res.headers, res.statusMessage);
-      res.on("data", (chunk: Buffer) => {
-        if (!done) handler.onResponseData?.(controller, chunk);
-      });
-      res.on("end", () => {
-        if (done) return;
-        done = true;
-        handler.onResponseEnd?.(controller, res.trailers);
-      });
-      res.on("error", fail);
-      // A connection that closes midway through the body ends the answer without "end".
-      res.on("close", () => {
-        if (!res.complete) fail(Object.assign(new Error("other side closed"), { code: "ECONNRESET" }));
-      });
-    });
-    handler.onRequestStart?.(controller, {});
-    if (aborted === null) request.end(options.body as string | Buffer | undefined);
+    const exchange = new NodeExchange(request, handler);
+    handler.onRequestStart?.(exchange, {});
+    if (!exchange.aborted) request.end(options.body as string | Buffer | undefined);
     return true;
   }
 
@@ -153,5 +94,79 @@ export class NodeHttpPool {
 
   async destroy(): Promise<void> {
     await this.close();
+  }
+}
+
+/** One request on node:http, reporting to an undici dispatch handler, and the controller that handler is given. */
+class NodeExchange implements Dispatcher.DispatchController {
+  #done = false;
+  #aborted: Error | null = null;
+  #response: IncomingMessage | undefined;
+  #connectTimer: NodeJS.Timeout | undefined;
+
+  constructor(
+    private readonly request: ClientRequest,
+    private readonly handler: Dispatcher.DispatchHandler,
+  ) {
+    request.on("socket", (socket: Socket) => this.#watchConnect(socket));
+    request.on("error", this.#fail);
+    request.on("response", (res: IncomingMessage) => this.#answer(res));
+  }
+
+  get aborted() {
+    return this.#aborted !== null;
+  }
+  get paused() {
+    return this.#response?.isPaused() ?? false;
+  }
+  get reason() {
+    return this.#aborted;
+  }
+  abort(reason: Error) {
+    this.#aborted = reason;
+    this.#fail(reason);
+    this.request.destroy(reason);
+  }
+  pause() {
+    this.#response?.pause();
+  }
+  resume() {
+    this.#response?.resume();
+  }
+
+  readonly #fail = (error: Error) => {
+    if (this.#done) return;
+    this.#done = true;
+    clearTimeout(this.#connectTimer);
+    this.handler.onResponseError?.(this, error);
+  };
+
+  #watchConnect(socket: Socket): void {
+    if (!socket.connecting) return;
+    this.#connectTimer = setTimeout(() => {
+      const error = new ConnectTimeout(`Connect timeout (${CONNECT_TIMEOUT_MS} ms)`);
+      this.#fail(error);
+      this.request.destroy(error);
+    }, CONNECT_TIMEOUT_MS);
+    socket.once("connect", () => clearTimeout(this.#connectTimer));
+  }
+
+  #answer(res: IncomingMessage): void {
+    this.#response = res;
+    if (this.#done) return void res.destroy();
+    this.handler.onResponseStart?.(this, res.statusCode ?? 0, res.headers, res.statusMessage);
+    res.on("data", (chunk: Buffer) => {
+      if (!this.#done) this.handler.onResponseData?.(this, chunk);
+    });
+    res.on("end", () => {
+      if (this.#done) return;
+      this.#done = true;
+      this.handler.onResponseEnd?.(this, res.trailers);
+    });
+    res.on("error", this.#fail);
+    // A connection that closes midway through the body ends the answer without "end".
+    res.on("close", () => {
+      if (!res.complete) this.#fail(Object.assign(new Error("other side closed"), { code: "ECONNRESET" }));
+    });
   }
 }

@@ -44,89 +44,102 @@ interface Flight {
 
 export function sharedReads(inner: UpstreamPool, options: SharedReadsOptions): SharedReads {
   const now = options.now ?? Date.now;
-  // A Map iterates in insertion order: re-inserting on use makes its first key the least recently used.
-  const entries = new Map<string, Entry>();
+  const cache = new AnswerCache(options, now);
   const flights = new Map<string, Flight>();
-  let bytes = 0;
   const counts = { upstream: 0, joined: 0, cached: 0 };
 
-  const drop = (key: string, entry: Entry) => {
-    entries.delete(key);
-    bytes -= entry.bytes;
-  };
-
-  const keep = (key: string, answer: Answer, startedAt: number) => {
-    if (options.ttlMs <= 0 || answer.status < 200 || answer.status > 299) return;
-    const size = answer.body.length * 2;
-    if (size > options.maxBytes) return;
-    const old = entries.get(key);
-    // An answer whose exchange began before the one kept is not newer.
-    if (old && old.startedAt > startedAt) return;
-    if (old) drop(key, old);
-    entries.set(key, { answer, startedAt, bytes: size });
-    bytes += size;
-    for (const [oldest, entry] of entries) {
-      if (entries.size <= options.maxEntries && bytes <= options.maxBytes) break;
-      drop(oldest, entry);
-    }
-  };
-
-  const fly = (key: string, request: Exchange, signal: AbortSignal | undefined): Flight => {
+  const fly = (key: string, request: Exchange): Flight => {
     const startedAt = now();
     counts.upstream++;
-    const flight: Flight = {
-      startedAt,
-      answer: inner.exchange({ ...request, signal }).then((answer) => {
-        keep(key, answer, startedAt);
-        return answer;
-      }),
-    };
+    // The exchange itself is nobody's to cancel (others may be waiting on it); each caller stops waiting on its
+    // own signal. The attempt's timeout still bounds it.
+    const answer = inner.exchange({ ...request, signal: undefined }).then((a) => {
+      cache.keep(key, a, startedAt);
+      return a;
+    });
+    const flight: Flight = { startedAt, answer };
     const forget = () => {
       if (flights.get(key) === flight) flights.delete(key);
     };
-    flight.answer.then(forget, forget);
+    answer.then(forget, forget);
     flights.set(key, flight);
     return flight;
-  };
-
-  const cachedAnswer = (key: string): Answer | undefined => {
-    const entry = entries.get(key);
-    if (!entry) return undefined;
-    if (now() - entry.startedAt >= options.ttlMs) {
-      drop(key, entry);
-      return undefined;
-    }
-    entries.delete(key);
-    entries.set(key, entry);
-    return copy(entry.answer);
   };
 
   const shared: UpstreamPool = {
     exchange(request) {
       if (!isShareable(request)) return inner.exchange(request);
       const key = digest(request);
-      const cached = options.ttlMs > 0 ? cachedAnswer(key) : undefined;
+      const cached = cache.get(key);
       if (cached) {
         counts.cached++;
         return Promise.resolve(cached);
       }
       const flying = flights.get(key);
       if (flying) counts.joined++;
-      // The exchange itself is nobody's to cancel (others may be waiting on it); each caller stops waiting on its
-      // own signal. The attempt's timeout still bounds it.
-      const flight = flying ?? fly(key, request, undefined);
-      return waitFor(flight.answer, request.signal);
+      return waitFor((flying ?? fly(key, request)).answer, request.signal);
     },
     wait: (ms, signal) => inner.wait(ms, signal),
   };
   const fresh: UpstreamPool = {
     exchange(request) {
       if (!isShareable(request)) return inner.exchange(request);
-      return fly(digest(request), request, undefined).answer.then(copy);
+      return fly(digest(request), request).answer.then(copy);
     },
     wait: (ms, signal) => inner.wait(ms, signal),
   };
-  return { pool: shared, fresh, stats: () => ({ ...counts, entries: entries.size, bytes }) };
+  return { pool: shared, fresh, stats: () => ({ ...counts, entries: cache.size, bytes: cache.bytes }) };
+}
+
+/** The 2xx answers kept for repeats, bounded in entries and bytes, least recently used first out. */
+class AnswerCache {
+  // A Map iterates in insertion order: re-inserting on use makes its first key the least recently used.
+  private readonly entries = new Map<string, Entry>();
+  bytes = 0;
+
+  constructor(
+    private readonly options: SharedReadsOptions,
+    private readonly now: () => number,
+  ) {}
+
+  get size(): number {
+    return this.entries.size;
+  }
+
+  /** A copy of the answer kept for `key`, if it is younger than the TTL. */
+  get(key: string): Answer | undefined {
+    const entry = this.entries.get(key);
+    if (!entry) return undefined;
+    if (this.now() - entry.startedAt >= this.options.ttlMs) {
+      this.drop(key, entry);
+      return undefined;
+    }
+    this.entries.delete(key);
+    this.entries.set(key, entry);
+    return copy(entry.answer);
+  }
+
+  keep(key: string, answer: Answer, startedAt: number): void {
+    const { ttlMs, maxBytes, maxEntries } = this.options;
+    if (ttlMs <= 0 || answer.status < 200 || answer.status > 299) return;
+    const size = answer.body.length * 2;
+    if (size > maxBytes) return;
+    const old = this.entries.get(key);
+    // An answer whose exchange began before the one kept is not newer.
+    if (old && old.startedAt > startedAt) return;
+    if (old) this.drop(key, old);
+    this.entries.set(key, { answer, startedAt, bytes: size });
+    this.bytes += size;
+    for (const [oldest, entry] of this.entries) {
+      if (this.entries.size <= maxEntries && this.bytes <= maxBytes) break;
+      this.drop(oldest, entry);
+    }
+  }
+
+  private drop(key: string, entry: Entry): void {
+    this.entries.delete(key);
+    this.bytes -= entry.bytes;
+  }
 }
 
 const isShareable = (request: Exchange): boolean => request.method === "GET" && request.body === undefined;

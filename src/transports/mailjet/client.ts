@@ -92,30 +92,51 @@ export function interpretSend(response: RawResponse, expected: number, attempts:
     return fail("unknown", response, "UPSTREAM_BAD_RESPONSE", unexpected(response, expected, attempts));
   }
 
-  // A flat request-level error: `{ErrorIdentifier, ErrorCode, StatusCode, ErrorMessage, ErrorRelatedTo}`; an
-  // error in `Globals` nests the same entries under `Globals.Errors`.
+  return requestRefused(response, mailjetError(body, status, attempts), expected, attempts);
+}
+
+/** What Mailjet said of a refused request, read off its body. */
+interface MailjetError {
+  code: string | undefined;
+  message: string | undefined;
+  identifier: string | undefined;
+  relatedTo: unknown[] | undefined;
+  /** The `details` of the error port. */
+  details: Loose;
+  /** ` (HTTP 400 mj-0003: …)` for the error's message. */
+  said: string;
+}
+
+// A flat request-level error: `{ErrorIdentifier, ErrorCode, StatusCode, ErrorMessage, ErrorRelatedTo}`; an error in
+// `Globals` nests the same entries under `Globals.Errors`.
+function mailjetError(body: Loose | undefined, status: number, attempts: number): MailjetError {
   const globals = body?.Globals as Loose | undefined;
   const entry = (Array.isArray(globals?.Errors) ? (globals.Errors[0] as Loose) : body) ?? {};
-  const upstreamCode = typeof entry.ErrorCode === "string" ? entry.ErrorCode : undefined;
-  const upstreamMessage = typeof entry.ErrorMessage === "string" ? entry.ErrorMessage : undefined;
+  const code = typeof entry.ErrorCode === "string" ? entry.ErrorCode : undefined;
+  const message = typeof entry.ErrorMessage === "string" ? entry.ErrorMessage : undefined;
   const identifier = typeof entry.ErrorIdentifier === "string" ? entry.ErrorIdentifier : undefined;
+  const relatedTo = Array.isArray(entry.ErrorRelatedTo) ? entry.ErrorRelatedTo : undefined;
   const details: Loose = {
     upstream: UPSTREAM,
     status,
-    ...(upstreamCode ? { upstream_code: upstreamCode } : {}),
+    ...(code ? { upstream_code: code } : {}),
     ...(identifier ? { upstream_identifier: identifier } : {}),
-    ...(upstreamMessage ? { upstream_message: upstreamMessage } : {}),
-    ...(Array.isArray(entry.ErrorRelatedTo) ? { upstream_related_to: entry.ErrorRelatedTo } : {}),
+    ...(message ? { upstream_message: message } : {}),
+    ...(relatedTo ? { upstream_related_to: relatedTo } : {}),
     ...(globals ? { upstream_errors: globals.Errors, in: "Globals" } : {}),
     attempts,
   };
-  const said = upstreamMessage
-    ? ` (HTTP ${status}${upstreamCode ? ` ${upstreamCode}` : ""}: ${upstreamMessage})`
-    : ` (HTTP ${status})`;
+  const said = message ? ` (HTTP ${status}${code ? ` ${code}` : ""}: ${message})` : ` (HTTP ${status})`;
+  return { code, message, identifier, relatedTo, details, said };
+}
 
+/** A request Mailjet answered without per-message results: what was (not) sent and the error to say. */
+function requestRefused(response: RawResponse, said: MailjetError, expected: number, attempts: number): CallOutcome {
+  const { status } = response;
+  const { details } = said;
   if (status === 401 || status === 403) {
-    const suspended = upstreamCode === "mj-0001";
-    return fail("not_sent", response, "UPSTREAM_AUTH", `Mailjet refused the credentials${said}.`, {
+    const suspended = said.code === "mj-0001";
+    return fail("not_sent", response, "UPSTREAM_AUTH", `Mailjet refused the credentials${said.said}.`, {
       hint: suspended
         ? "The Mailjet account or API key is suspended; contact Mailjet."
         : 'Check params["user id"] (the API key) and params.password (the secret key), or MAILJET_API_KEY / MAILJET_SECRET_KEY.',
@@ -123,7 +144,7 @@ export function interpretSend(response: RawResponse, expected: number, attempts:
     });
   }
   if (status === 413) {
-    return fail("not_sent", response, "UPSTREAM_TOO_LARGE", `Mailjet refused the request as too large${said}.`, {
+    return fail("not_sent", response, "UPSTREAM_TOO_LARGE", `Mailjet refused the request as too large${said.said}.`, {
       hint: "Attachments may total at most 15 MB per message; send large files as links.",
       details,
     });
@@ -141,33 +162,35 @@ export function interpretSend(response: RawResponse, expected: number, attempts:
     );
   }
   if (status >= 500) {
-    return fail("unknown", response, "UPSTREAM_SERVER_ERROR", `Mailjet failed${said}; not retried.`, {
+    return fail("unknown", response, "UPSTREAM_SERVER_ERROR", `Mailjet failed${said.said}; not retried.`, {
       hint:
         "A send is never retried after a 5xx, because Mailjet may have delivered it; check its message history" +
-        (identifier ? ` (support reference ${identifier})` : "") +
+        (said.identifier ? ` (support reference ${said.identifier})` : "") +
         " before resending.",
       details,
     });
   }
-  if (status >= 400) {
-    const kind: ErrorCodeName = status === 404 ? "UPSTREAM_NOT_FOUND" : "UPSTREAM_REJECTED";
-    const related = Array.isArray(entry.ErrorRelatedTo)
-      ? entry.ErrorRelatedTo.filter((f) => typeof f === "string")
-      : [];
-    const fix = related.length
-      ? `Fix ${related.join(", ")} as Mailjet says`
-      : upstreamMessage
-        ? "Fix what Mailjet's message names"
-        : "Check the request against the Send API v3.1 (Mailjet's answer is on the response port)";
-    return fail("not_sent", response, kind, `Mailjet rejected the request${said}.`, {
-      hint:
-        status === 404
-          ? "Check MAILJET_BASE_URL: it should be an origin such as https://api.mailjet.com."
-          : `Nothing of this call was sent. ${fix}, then send these messages again.`,
-      details,
-    });
-  }
+  if (status >= 400) return rejected(response, said);
   return fail("unknown", response, "UPSTREAM_BAD_RESPONSE", unexpected(response, expected, attempts));
+}
+
+/** A 4xx other than credentials, size and rate: nothing was sent; the hint says what to fix. */
+function rejected(response: RawResponse, said: MailjetError): CallOutcome {
+  const { status } = response;
+  const kind: ErrorCodeName = status === 404 ? "UPSTREAM_NOT_FOUND" : "UPSTREAM_REJECTED";
+  const related = (said.relatedTo ?? []).filter((f) => typeof f === "string");
+  const fix = related.length
+    ? `Fix ${related.join(", ")} as Mailjet says`
+    : said.message
+      ? "Fix what Mailjet's message names"
+      : "Check the request against the Send API v3.1 (Mailjet's answer is on the response port)";
+  return fail("not_sent", response, kind, `Mailjet rejected the request${said.said}.`, {
+    hint:
+      status === 404
+        ? "Check MAILJET_BASE_URL: it should be an origin such as https://api.mailjet.com."
+        : `Nothing of this call was sent. ${fix}, then send these messages again.`,
+    details: said.details,
+  });
 }
 
 function unexpected(response: RawResponse, expected: number, attempts: number): ChainmailError {

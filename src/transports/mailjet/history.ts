@@ -23,45 +23,11 @@ export async function lookupByCustomId(
   params: EmailParams,
   ctx: RunContext,
 ): Promise<Map<string, MessageResult>> {
-  const { mailjet } = ctx.config;
+  const { baseUrl } = ctx.config.mailjet;
   const token = Buffer.from(`${params["user id"]}:${params.password}`).toString("base64");
   const out = new Map<string, MessageResult>();
   for (const id of customIds) {
-    const url = new URL(`${mailjet.baseUrl}/v3/REST/message`);
-    url.searchParams.set("CustomID", id);
-    url.searchParams.set("ShowCustomID", "true");
-    url.searchParams.set("ShowContactAlt", "true");
-    const result = await httpRequest({
-      upstream: UPSTREAM,
-      method: "GET",
-      url: url.toString(),
-      headers: { authorization: `Basic ${token}`, accept: "application/json" },
-      timeoutMs: mailjet.timeoutMs,
-      retry: mailjet.retry,
-      shouldRetry: retryReads,
-      secrets: [params.password, token],
-      pool: ctx.config.pool,
-      signal: ctx.signal,
-    });
-    if (result.error) throw result.error;
-    const { status, body } = result.response;
-    let data: HistoryEntry[] | undefined;
-    try {
-      const parsed = parseJson(body) as { Data?: unknown };
-      if (Array.isArray(parsed?.Data)) data = parsed.Data as HistoryEntry[];
-    } catch {
-      data = undefined;
-    }
-    if (status !== 200 || !data) {
-      throw new ChainmailError(
-        status === 401 || status === 403 ? "UPSTREAM_AUTH" : "UPSTREAM_BAD_RESPONSE",
-        `Mailjet's message history answered HTTP ${status} for CustomID ${id}.`,
-        {
-          hint: "The message's fate stays open; it is looked up again later.",
-          details: { upstream: UPSTREAM, status },
-        },
-      );
-    }
+    const data = await historyOf(id, token, params, ctx);
     const found: MessageResult & { CustomID: string } = {
       Status: "success",
       CustomID: id,
@@ -69,7 +35,7 @@ export async function lookupByCustomId(
         Email: entry.ContactAlt ?? "",
         MessageUUID: entry.UUID ?? "",
         MessageID: entry.ID ?? 0,
-        MessageHref: `${mailjet.baseUrl}/v3/REST/message/${entry.ID ?? 0}`,
+        MessageHref: `${baseUrl}/v3/REST/message/${entry.ID ?? 0}`,
       })),
       Cc: [],
       Bcc: [],
@@ -78,4 +44,43 @@ export async function lookupByCustomId(
     out.set(id, data.length ? found : deliveryUnknownResult(why));
   }
   return out;
+}
+
+/** The history entries Mailjet holds for one CustomID (one per recipient). */
+async function historyOf(id: string, token: string, params: EmailParams, ctx: RunContext): Promise<HistoryEntry[]> {
+  const { mailjet } = ctx.config;
+  const url = new URL(`${mailjet.baseUrl}/v3/REST/message`);
+  url.searchParams.set("CustomID", id);
+  url.searchParams.set("ShowCustomID", "true");
+  url.searchParams.set("ShowContactAlt", "true");
+  const result = await httpRequest({
+    upstream: UPSTREAM,
+    method: "GET",
+    url: url.toString(),
+    headers: { authorization: `Basic ${token}`, accept: "application/json" },
+    timeoutMs: mailjet.timeoutMs,
+    retry: mailjet.retry,
+    shouldRetry: retryReads,
+    secrets: [params.password, token],
+    pool: ctx.config.pool,
+    signal: ctx.signal,
+  });
+  if (result.error) throw result.error;
+  const { status, body } = result.response;
+  let data: HistoryEntry[] | undefined;
+  try {
+    const parsed = parseJson(body) as { Data?: unknown };
+    if (Array.isArray(parsed?.Data)) data = parsed.Data as HistoryEntry[];
+  } catch {
+    data = undefined;
+  }
+  if (status === 200 && data) return data;
+  throw new ChainmailError(
+    status === 401 || status === 403 ? "UPSTREAM_AUTH" : "UPSTREAM_BAD_RESPONSE",
+    `Mailjet's message history answered HTTP ${status} for CustomID ${id}.`,
+    {
+      hint: "The message's fate stays open; it is looked up again later.",
+      details: { upstream: UPSTREAM, status },
+    },
+  );
 }

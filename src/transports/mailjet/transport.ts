@@ -40,50 +40,13 @@ export function mailjetTransport(_config: Config): MailTransport {
 async function sendBatch(request: EmailRequest, params: EmailParams, ctx: RunContext): Promise<SendOutcome> {
   const { Messages: messages, ...root } = request;
   const chunks = splitIntoChunks(messages, (root as { Globals?: unknown }).Globals);
-  const outcomes: CallOutcome[] = new Array(chunks.length);
-  let stoppedBy: Chunk | undefined;
-  let next = 0;
-  // Of the calls that went through, only the last one's answer can reach the response port (mergeOutcomes): the
-  // others keep their status for details.chunks and let go of their text as soon as a later call answers
-  // (10,000 messages: 200 answers, about 2.5 MiB).
-  let latest: { outcome: SentCall; index: number } | undefined;
-  const keepIfLatest = (outcome: CallOutcome, index: number) => {
-    if (outcome.status !== "sent") return;
-    let older: SentCall | undefined = outcome;
-    if (!latest || index > latest.index) {
-      older = latest?.outcome;
-      latest = { outcome, index };
-    }
-    if (older) older.response = { status: older.response.status, headers: {}, body: "" };
-  };
-
-  /** The next chunk to send; chunks after a batch-stopping failure (or an abort) are marked not attempted. */
-  const claim = (): Chunk | undefined => {
-    while (next < chunks.length) {
-      const chunk = chunks[next++]!;
-      if (!stoppedBy && !ctx.signal?.aborted) return chunk;
-      outcomes[chunk.index] = notAttempted(chunk, stoppedBy);
-    }
-    return undefined;
-  };
-  const settle = (chunk: Chunk, outcome: CallOutcome) => {
-    outcomes[chunk.index] = outcome;
-    keepIfLatest(outcome, chunk.index);
-    if (outcome.status !== "sent") {
-      ctx.logger?.warn(
-        { transport: "mailjet", chunk: chunk.index, status: outcome.status, code: outcome.error.code },
-        "mailjet call failed",
-      );
-      if (STOPS_THE_BATCH.has(outcome.error.code)) stoppedBy ??= chunk;
-    }
-  };
-
+  const calls = new ChunkCalls(chunks, ctx);
   const worker = async () => {
     // A 2xx answer is read once this worker's next call is on the wire: reading it (MessageIDs beyond 2^53 read
     // exactly) is then off the path between two calls. Any other answer is read before the next call starts,
     // since it may stop the batch.
     let unread: (() => void) | undefined;
-    for (let chunk = claim(); chunk; chunk = claim()) {
+    for (let chunk = calls.claim(); chunk; chunk = calls.claim()) {
       // Fields chainmail does not know (Globals, AdvanceErrorHandling, …) go to every call unchanged.
       const body = stringifyJson({ Messages: messages.slice(chunk.first, chunk.last + 1), ...root });
       const sending = postSend(body, params, ctx);
@@ -96,7 +59,7 @@ async function sendBatch(request: EmailRequest, params: EmailParams, ctx: RunCon
       }
       const result = await sending;
       const sent = chunk;
-      const read = () => settle(sent, callOutcome(result, sent.last - sent.first + 1));
+      const read = () => calls.settle(sent, callOutcome(result, sent.last - sent.first + 1));
       if (accepted(result)) unread = read;
       else read();
     }
@@ -104,5 +67,54 @@ async function sendBatch(request: EmailRequest, params: EmailParams, ctx: RunCon
   };
   const workers = Math.max(1, Math.min(ctx.config.mailjet.concurrency, chunks.length));
   await Promise.all(Array.from({ length: workers }, worker));
-  return mergeOutcomes(messages.length, chunks, outcomes);
+  return mergeOutcomes(messages.length, chunks, calls.outcomes);
+}
+
+/** The calls of one batch: which chunk goes next, what each call came to, and whether the batch has stopped. */
+class ChunkCalls {
+  readonly outcomes: CallOutcome[];
+  private stoppedBy: Chunk | undefined;
+  private next = 0;
+  // Of the calls that went through, only the last one's answer can reach the response port (mergeOutcomes): the
+  // others keep their status for details.chunks and let go of their text as soon as a later call answers
+  // (10,000 messages: 200 answers, about 2.5 MiB).
+  private latest: { outcome: SentCall; index: number } | undefined;
+
+  constructor(
+    private readonly chunks: Chunk[],
+    private readonly ctx: RunContext,
+  ) {
+    this.outcomes = new Array(chunks.length);
+  }
+
+  /** The next chunk to send; chunks after a batch-stopping failure (or an abort) are marked not attempted. */
+  claim(): Chunk | undefined {
+    while (this.next < this.chunks.length) {
+      const chunk = this.chunks[this.next++]!;
+      if (!this.stoppedBy && !this.ctx.signal?.aborted) return chunk;
+      this.outcomes[chunk.index] = notAttempted(chunk, this.stoppedBy);
+    }
+    return undefined;
+  }
+
+  settle(chunk: Chunk, outcome: CallOutcome): void {
+    this.outcomes[chunk.index] = outcome;
+    this.keepIfLatest(outcome, chunk.index);
+    if (outcome.status === "sent") return;
+    this.ctx.logger?.warn(
+      { transport: "mailjet", chunk: chunk.index, status: outcome.status, code: outcome.error.code },
+      "mailjet call failed",
+    );
+    if (STOPS_THE_BATCH.has(outcome.error.code)) this.stoppedBy ??= chunk;
+  }
+
+  private keepIfLatest(outcome: CallOutcome, index: number): void {
+    if (outcome.status !== "sent") return;
+    let older: SentCall | undefined = outcome;
+    if (!this.latest || index > this.latest.index) {
+      older = this.latest?.outcome;
+      this.latest = { outcome, index };
+    }
+    if (older) older.response = { status: older.response.status, headers: {}, body: "" };
+  }
 }

@@ -103,8 +103,13 @@ function check(message: Message): ErrorEntry[] {
       ),
     );
   }
-  errors.push(...messageProblems(message).map(problemEntry));
-  // Mailjet's forbidden headers were reported by messageProblems; these are the MIME-specific header rules.
+  errors.push(...messageProblems(message).map(problemEntry), ...headerErrors(message));
+  return errors;
+}
+
+/** Mailjet's forbidden headers are reported by messageProblems; these are the MIME-specific header rules. */
+function headerErrors(message: Message): ErrorEntry[] {
+  const errors: ErrorEntry[] = [];
   for (const [name, value] of Object.entries(message.Headers ?? {})) {
     if (FORBIDDEN_HEADERS.has(name.toLowerCase())) continue;
     if (MIME_HEADERS.has(name.toLowerCase())) errors.push(problemEntry(forbiddenHeader(name)));
@@ -204,6 +209,24 @@ function respell(raw: Buffer, names: string[]): Buffer {
   return fixed === head ? raw : Buffer.concat([Buffer.from(fixed, "latin1"), raw.subarray(end)]);
 }
 
+function attachmentsOf(message: Message) {
+  return [
+    ...(message.Attachments ?? []).map((a) => ({
+      filename: a.Filename,
+      contentType: a.ContentType,
+      content: Buffer.from(a.Base64Content, "base64"),
+    })),
+    // Mailjet: ContentID is optional; without it the part is referenced by its file name.
+    ...(message.InlinedAttachments ?? []).map((a) => ({
+      filename: a.Filename,
+      contentType: a.ContentType,
+      content: Buffer.from(a.Base64Content, "base64"),
+      cid: a.ContentID || a.Filename,
+      contentDisposition: "inline" as const,
+    })),
+  ];
+}
+
 /** Renders one message, or says why it cannot be. */
 export async function renderMessage(message: Message, index: number): Promise<RenderOutcome> {
   const errors = check(message);
@@ -229,21 +252,7 @@ export async function renderMessage(message: Message, index: number): Promise<Re
     messageId,
     date: new Date(),
     headers: headerValues(headers),
-    attachments: [
-      ...(message.Attachments ?? []).map((a) => ({
-        filename: a.Filename,
-        contentType: a.ContentType,
-        content: Buffer.from(a.Base64Content, "base64"),
-      })),
-      // Mailjet: ContentID is optional; without it the part is referenced by its file name.
-      ...(message.InlinedAttachments ?? []).map((a) => ({
-        filename: a.Filename,
-        contentType: a.ContentType,
-        content: Buffer.from(a.Base64Content, "base64"),
-        cid: a.ContentID || a.Filename,
-        contentDisposition: "inline",
-      })),
-    ],
+    attachments: attachmentsOf(message),
     disableFileAccess: true,
     disableUrlAccess: true,
     xMailer: false,

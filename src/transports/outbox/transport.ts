@@ -5,8 +5,9 @@
  */
 import type { Config } from "../../core/config.js";
 import { ChainmailError } from "../../core/errors.js";
+import type { RunContext } from "../../core/node.js";
 import type { EmailParams, EmailRequest, MessageResult } from "../../schemas/email.js";
-import { renderEach } from "../mime/render.js";
+import { type RenderedMessage, renderEach } from "../mime/render.js";
 import { successEntry } from "../mime/results.js";
 import { batchError, cancelledError, failedOutcome, messageStatuses, notSentResult } from "../outcome.js";
 import type { MailTransport, SendOutcome } from "../types.js";
@@ -17,59 +18,14 @@ export function outboxTransport(config: Config): MailTransport {
   return {
     name: "outbox",
     async send(request: EmailRequest, _params: EmailParams, ctx): Promise<SendOutcome> {
-      const results: MessageResult[] = [];
-      let failure: { index: number; error: Error } | undefined;
-      let opened: Promise<void> | undefined;
-      let cancelled = false;
+      const batch = new OutboxBatch(dir, ctx);
       for await (const r of renderEach(request)) {
-        if ("errors" in r) {
-          results.push({ Status: "error", Errors: r.errors });
-          continue;
-        }
-        if (request.SandboxMode === true) {
-          results.push(successEntry(r.message, { href: () => "", sandbox: true }));
-          continue;
-        }
-        if (failure) {
-          results.push(notStored(failure.error));
-          continue;
-        }
-        if (ctx.signal?.aborted) {
-          cancelled = true;
-          results.push(notSentResult("the send was cancelled"));
-          continue;
-        }
-        const id = newOutboxId();
-        const entry = successEntry(r.message, { href: () => fileUrl(dir, `${id}.eml`) });
-        const recipients = [...entry.To!, ...entry.Cc!, ...entry.Bcc!].map(({ Email, MessageUUID, MessageID }) => ({
-          Email,
-          MessageUUID,
-          MessageID,
-        }));
-        try {
-          opened ??= openOutbox(dir);
-          await opened;
-          await storeMessage(dir, id, r.message, recipients);
-          results.push(entry);
-        } catch (err) {
-          failure = { index: r.index, error: err as Error };
-          results.push(notStored(failure.error));
-        }
+        if ("errors" in r) batch.results.push({ Status: "error", Errors: r.errors });
+        else if (request.SandboxMode === true)
+          batch.results.push(successEntry(r.message, { href: () => "", sandbox: true }));
+        else await batch.store(r.message);
       }
-      const messages = messageStatuses(results);
-      if (cancelled && !failure) return failedOutcome(results, cancelledError(messages, results.length));
-      if (!failure) return { "messages sent": { Messages: results } };
-      const reason = failure.error.message;
-      const hint =
-        "Check that OUTBOX_DIR is writable and has space; the messages in details.messages.not_sent can be sent again.";
-      const cause = new ChainmailError(
-        "STORAGE_ERROR",
-        `Stored ${messages.sent.length} of ${results.length} messages in the outbox ${dir}, then writing message ${failure.index} failed: ${reason}.`,
-        { hint },
-      );
-      const error = batchError(cause, messages, { error: cause.shortMessage, hint }, { outbox: dir });
-      ctx.logger?.error({ transport: "outbox", outbox: dir, reason }, "outbox write failed");
-      return failedOutcome(results, error);
+      return batch.outcome();
     },
     // The index line is the outbox's commit: a message with no line was never stored (its partial file, left by a
     // sender that died, is removed before it is sent again).
@@ -85,6 +41,61 @@ export function outboxTransport(config: Config): MailTransport {
       );
     },
   };
+}
+
+/** One batch written to the outbox: after a failed write nothing more is stored. */
+class OutboxBatch {
+  readonly results: MessageResult[] = [];
+  private failure: { index: number; error: Error } | undefined;
+  private opened: Promise<void> | undefined;
+  private cancelled = false;
+
+  constructor(
+    private readonly dir: string,
+    private readonly ctx: RunContext,
+  ) {}
+
+  async store(message: RenderedMessage): Promise<void> {
+    if (this.failure) return void this.results.push(notStored(this.failure.error));
+    if (this.ctx.signal?.aborted) {
+      this.cancelled = true;
+      return void this.results.push(notSentResult("the send was cancelled"));
+    }
+    const id = newOutboxId();
+    const entry = successEntry(message, { href: () => fileUrl(this.dir, `${id}.eml`) });
+    const recipients = [...entry.To!, ...entry.Cc!, ...entry.Bcc!].map(({ Email, MessageUUID, MessageID }) => ({
+      Email,
+      MessageUUID,
+      MessageID,
+    }));
+    try {
+      this.opened ??= openOutbox(this.dir);
+      await this.opened;
+      await storeMessage(this.dir, id, message, recipients);
+      this.results.push(entry);
+    } catch (err) {
+      this.failure = { index: message.index, error: err as Error };
+      this.results.push(notStored(this.failure.error));
+    }
+  }
+
+  outcome(): SendOutcome {
+    const { results, failure, dir } = this;
+    const messages = messageStatuses(results);
+    if (this.cancelled && !failure) return failedOutcome(results, cancelledError(messages, results.length));
+    if (!failure) return { "messages sent": { Messages: results } };
+    const reason = failure.error.message;
+    const hint =
+      "Check that OUTBOX_DIR is writable and has space; the messages in details.messages.not_sent can be sent again.";
+    const cause = new ChainmailError(
+      "STORAGE_ERROR",
+      `Stored ${messages.sent.length} of ${results.length} messages in the outbox ${dir}, then writing message ${failure.index} failed: ${reason}.`,
+      { hint },
+    );
+    const error = batchError(cause, messages, { error: cause.shortMessage, hint }, { outbox: dir });
+    this.ctx.logger?.error({ transport: "outbox", outbox: dir, reason }, "outbox write failed");
+    return failedOutcome(results, error);
+  }
 }
 
 /** The success entry a stored message got when it was sent, rebuilt from its index line. */

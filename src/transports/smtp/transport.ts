@@ -9,6 +9,7 @@ import type { Config } from "../../core/config.js";
 import { setting } from "../../core/env.js";
 import { ChainmailError, type ErrorCodeName, MessageErrorCode } from "../../core/errors.js";
 import { scrub } from "../../core/http.js";
+import type { RunContext } from "../../core/node.js";
 import type { RawResponse } from "../../schemas/common.js";
 import type { EmailParams, EmailRequest, MessageResult } from "../../schemas/email.js";
 import { type RenderedMessage, renderEach } from "../mime/render.js";
@@ -158,128 +159,159 @@ export function smtpTransport(config: Config): MailTransport {
         });
       }
       const target = sandbox ? undefined : parseSmtpUrl(config.smtpUrl!);
-      const auth = target && login(target, params);
-      const secrets = secretsOf(auth);
-      const results: MessageResult[] = [];
-      const replies: string[] = [];
-      let session: SmtpSession | undefined;
-      const response = (): RawResponse | undefined => {
-        const lines = replies.length ? replies : session?.lastReply ? [session.lastReply] : [];
-        if (!lines.length) return undefined;
-        const body = lines.map((line) => scrub(line, secrets)).join("\n");
-        return { status: replyCode(lines.at(-1)), headers: {}, body };
-      };
-
-      let lost: { error: SmtpError; at: number } | undefined;
-      let cancelled = false;
+      const batch = new SmtpBatch(target, target && login(target, params), timeoutOf(config), journal, ctx);
       try {
         // Rendered one at a time: only the message being sent is held in memory.
         for await (const r of renderEach(request)) {
-          if ("errors" in r) {
-            results.push({ Status: "error", Errors: r.errors });
-            continue;
-          }
-          const message = r.message;
-          if (sandbox) {
-            results.push(successEntry(message, { href: () => "", sandbox: true }));
-            continue;
-          }
-          if (lost) {
-            results.push(notSentResult("the SMTP session failed before this message"));
-            continue;
-          }
-          if (ctx.signal?.aborted) {
-            cancelled = true;
-            results.push(notSentResult("the send was cancelled"));
-            continue;
-          }
-          if (!session) {
-            // The session opens for the first message there is to send (none when every message failed its checks).
-            session = new SmtpSession(target!, timeoutOf(config));
-            try {
-              await session.open(auth);
-            } catch (err) {
-              ctx.logger?.warn({ transport: "smtp", code: (err as SmtpError).code }, "SMTP session failed to start");
-              lost = { error: err as SmtpError, at: message.index };
-              results.push(notSentResult("the SMTP session could not be opened"));
-              continue;
-            }
-          }
-          // The journal notes messages a caller can ask about later: those with a CustomID.
-          const noted = journal && message.customId ? { journal, id: message.customId } : undefined;
-          try {
-            await noted?.journal.note(noted.id, { step: "attempt" });
-          } catch (err) {
-            ctx.logger?.error({ transport: "smtp", reason: (err as Error).message }, "SMTP journal write failed");
-            results.push(notSentResult("the SMTP journal could not be written"));
-            continue;
-          }
-          const settle = (result: MessageResult) => {
-            results.push(result);
-            try {
-              noted?.journal.noteNow(noted.id, { step: "result", result });
-            } catch (err) {
-              // The server answered; only the note is missing, so a later lookup says "delivery unknown".
-              ctx.logger?.error({ transport: "smtp", reason: (err as Error).message }, "SMTP journal write failed");
-            }
-          };
-          try {
-            const sent = await session.send(
-              message.envelope,
-              message.raw,
-              noted && (() => noted.journal.noteNow(noted.id, { step: "data" })),
-            );
-            replies.push(sent.reply);
-            const accepted = new Set(sent.accepted.map((e) => e.toLowerCase()));
-            const entry = successEntry(message, { href: midHref(message), accepted });
-            // Delivered to the accepted recipients: the entry lists them and names the refused ones.
-            settle(
-              sent.rejected.length
-                ? { ...entry, Status: "error", Errors: sent.rejected.map((e) => recipientEntry(message, e, secrets)) }
-                : entry,
-            );
-          } catch (err) {
-            const failure = err as SendFailure;
-            const smtp = failure.smtp;
-            // A 4xx/5xx reply is the server's answer: the message was refused, not lost (even a 421 that closes).
-            const refused = (smtp.responseCode ?? 0) >= 400 && (smtp.responseCode ?? 0) < 600;
-            if (refused) {
-              replies.push(smtp.response ?? "");
-              settle({ Status: "error", Errors: refusedEntry(message, smtp, secrets) });
-              await session.reset().catch(() => undefined);
-              // A server may close the session with its refusal (421, or a drop): the rest cannot go out.
-              if (session.closed) lost = { error: smtp, at: message.index };
-              continue;
-            }
-            lost = { error: smtp, at: message.index };
-            results.push(
-              failure.dataStarted
-                ? deliveryUnknownResult(
-                    `the SMTP session failed while this message was being transferred (${scrub(smtp.message, secrets)})`,
-                  )
-                : notSentResult("the SMTP session failed before this message"),
-            );
-          }
+          if ("errors" in r) batch.results.push({ Status: "error", Errors: r.errors });
+          else await batch.send(r.message);
         }
       } finally {
-        session?.close();
+        batch.close();
       }
-
-      const messages = messageStatuses(results);
-      if (lost) {
-        const cause = sessionError(lost.error, target!, secrets);
-        const unknown = messages.unknown.length
-          ? ` Message ${messages.unknown.join(", ")} may have been delivered.`
-          : "";
-        const error = batchError(cause, messages, {
-          error: `Sent ${messages.sent.length} of ${results.length} messages, then the SMTP session failed at message ${lost.at}: ${cause.shortMessage}${unknown}`,
-          hint: "The messages listed in details.messages.not_sent were not sent and can be sent again.",
-        });
-        return failedOutcome(results, error, response());
-      }
-      if (cancelled) return failedOutcome(results, cancelledError(messages, results.length), response());
-      const raw = response();
-      return { "messages sent": { Messages: results }, ...(raw ? { response: raw } : {}) };
+      return batch.outcome();
     },
   };
+}
+
+/**
+ * One batch over one SMTP session: the results so far, the server's replies, and whether the session was lost
+ * (then nothing more is sent) or the send cancelled. `target` is undefined in sandbox mode (nothing is sent).
+ */
+class SmtpBatch {
+  readonly results: MessageResult[] = [];
+  private readonly replies: string[] = [];
+  private readonly secrets: string[];
+  private session: SmtpSession | undefined;
+  private lost: { error: SmtpError; at: number } | undefined;
+  private cancelled = false;
+
+  constructor(
+    private readonly target: SmtpTarget | undefined,
+    private readonly auth: { user: string; pass: string } | undefined,
+    private readonly timeoutMs: number,
+    private readonly journal: SmtpJournal | undefined,
+    private readonly ctx: RunContext,
+  ) {
+    this.secrets = secretsOf(auth);
+  }
+
+  async send(message: RenderedMessage): Promise<void> {
+    if (!this.target) return void this.results.push(successEntry(message, { href: () => "", sandbox: true }));
+    if (this.lost) return void this.results.push(notSentResult("the SMTP session failed before this message"));
+    if (this.ctx.signal?.aborted) {
+      this.cancelled = true;
+      return void this.results.push(notSentResult("the send was cancelled"));
+    }
+    const session = this.session ?? (await this.open(this.target, message));
+    if (!session) return;
+    // The journal notes messages a caller can ask about later: those with a CustomID.
+    const noted = this.journal && message.customId ? { journal: this.journal, id: message.customId } : undefined;
+    try {
+      await noted?.journal.note(noted.id, { step: "attempt" });
+    } catch (err) {
+      this.ctx.logger?.error({ transport: "smtp", reason: (err as Error).message }, "SMTP journal write failed");
+      return void this.results.push(notSentResult("the SMTP journal could not be written"));
+    }
+    const settle = (result: MessageResult) => {
+      this.results.push(result);
+      try {
+        noted?.journal.noteNow(noted.id, { step: "result", result });
+      } catch (err) {
+        // The server answered; only the note is missing, so a later lookup says "delivery unknown".
+        this.ctx.logger?.error({ transport: "smtp", reason: (err as Error).message }, "SMTP journal write failed");
+      }
+    };
+    try {
+      const sent = await session.send(
+        message.envelope,
+        message.raw,
+        noted && (() => noted.journal.noteNow(noted.id, { step: "data" })),
+      );
+      this.replies.push(sent.reply);
+      settle(this.accepted(message, sent.accepted, sent.rejected));
+    } catch (err) {
+      await this.failed(message, session, err as SendFailure, settle);
+    }
+  }
+
+  /** The session opens for the first message there is to send (none when every message failed its checks). */
+  private async open(target: SmtpTarget, message: RenderedMessage): Promise<SmtpSession | undefined> {
+    const session = new SmtpSession(target, this.timeoutMs);
+    this.session = session;
+    try {
+      await session.open(this.auth);
+      return session;
+    } catch (err) {
+      this.ctx.logger?.warn({ transport: "smtp", code: (err as SmtpError).code }, "SMTP session failed to start");
+      this.lost = { error: err as SmtpError, at: message.index };
+      this.results.push(notSentResult("the SMTP session could not be opened"));
+      return undefined;
+    }
+  }
+
+  /** Delivered to the accepted recipients: the entry lists them and names the refused ones. */
+  private accepted(message: RenderedMessage, accepted: string[], rejected: SmtpError[]): MessageResult {
+    const entry = successEntry(message, {
+      href: midHref(message),
+      accepted: new Set(accepted.map((e) => e.toLowerCase())),
+    });
+    if (!rejected.length) return entry;
+    return { ...entry, Status: "error", Errors: rejected.map((e) => recipientEntry(message, e, this.secrets)) };
+  }
+
+  private async failed(
+    message: RenderedMessage,
+    session: SmtpSession,
+    failure: SendFailure,
+    settle: (result: MessageResult) => void,
+  ): Promise<void> {
+    const smtp = failure.smtp;
+    // A 4xx/5xx reply is the server's answer: the message was refused, not lost (even a 421 that closes).
+    const refused = (smtp.responseCode ?? 0) >= 400 && (smtp.responseCode ?? 0) < 600;
+    if (refused) {
+      this.replies.push(smtp.response ?? "");
+      settle({ Status: "error", Errors: refusedEntry(message, smtp, this.secrets) });
+      await session.reset().catch(() => undefined);
+      // A server may close the session with its refusal (421, or a drop): the rest cannot go out.
+      if (session.closed) this.lost = { error: smtp, at: message.index };
+      return;
+    }
+    this.lost = { error: smtp, at: message.index };
+    this.results.push(
+      failure.dataStarted
+        ? deliveryUnknownResult(
+            `the SMTP session failed while this message was being transferred (${scrub(smtp.message, this.secrets)})`,
+          )
+        : notSentResult("the SMTP session failed before this message"),
+    );
+  }
+
+  close(): void {
+    this.session?.close();
+  }
+
+  outcome(): SendOutcome {
+    const { results, lost } = this;
+    const messages = messageStatuses(results);
+    if (lost) {
+      const cause = sessionError(lost.error, this.target!, this.secrets);
+      const unknown = messages.unknown.length ? ` Message ${messages.unknown.join(", ")} may have been delivered.` : "";
+      const error = batchError(cause, messages, {
+        error: `Sent ${messages.sent.length} of ${results.length} messages, then the SMTP session failed at message ${lost.at}: ${cause.shortMessage}${unknown}`,
+        hint: "The messages listed in details.messages.not_sent were not sent and can be sent again.",
+      });
+      return failedOutcome(results, error, this.response());
+    }
+    if (this.cancelled) return failedOutcome(results, cancelledError(messages, results.length), this.response());
+    const raw = this.response();
+    return { "messages sent": { Messages: results }, ...(raw ? { response: raw } : {}) };
+  }
+
+  private response(): RawResponse | undefined {
+    const lines = this.replies.length ? this.replies : this.session?.lastReply ? [this.session.lastReply] : [];
+    if (!lines.length) return undefined;
+    const body = lines.map((line) => scrub(line, this.secrets)).join("\n");
+    return { status: replyCode(lines.at(-1)), headers: {}, body };
+  }
 }
