@@ -220,13 +220,14 @@ export function retractionMessage(
   records: readonly TransactionRecord[],
   customId: string,
   unsubscribeUrl?: string,
+  details?: readonly TokenDetails[],
 ): EmailMessage {
-  const group = groupVariables(records, rule.id);
+  const group = groupVariables(records, rule.id, details);
   const hashes = [...new Set(records.map((r) => recordVariables(r, rule.id).transaction_hash))];
   // One record reads as its own email did; one transaction's as a transaction's; a digest's names every transaction.
   const variables =
     records.length === 1
-      ? { ...group, summary: recordVariables(records[0]!, rule.id).summary ?? "" }
+      ? { ...group, summary: recordVariables(records[0]!, rule.id, details?.[0]).summary ?? "" }
       : hashes.length > 1
         ? { ...group, summary: group.summary!.replace(/ in \S+$/, ""), transaction_hash: hashes.join(", ") }
         : group;

@@ -332,7 +332,7 @@ export class WatchRun {
     const now = Date.now();
     const hour = Math.floor(now / HOUR_MS);
     const followUps = [
-      ...(rule.retract ? await this.retractions(rule, room) : []),
+      ...(rule.retract ? await this.retractions(rule, room, detailsOf) : []),
       ...(rule.max_per_hour !== undefined ? await this.hourDigest(rule, hour, detailsOf) : []),
     ];
     // A follow-up may leave others (more removed records, another hour's): look again until none comes.
@@ -432,14 +432,17 @@ export class WatchRun {
    * `retract`: one email per sent email whose records a reorg removed, naming those records (a transaction's: its
    * hash and tokens). Journalling it marks the records, so none is retracted twice.
    */
-  private async retractions(rule: Rule, room: number): Promise<Intent[]> {
+  private async retractions(rule: Rule, room: number, detailsOf: DetailsOf): Promise<Intent[]> {
     const removed = await this.store.retractable(rule.id, DIGEST_MAX_RECORDS);
     const byMail = new Map<string, StoredRecord[]>();
     for (const r of removed) {
       const id = r.customId ?? r.key;
       byMail.set(id, [...(byMail.get(id) ?? []), r]);
     }
-    return [...byMail.values()].slice(0, room).map((records) => {
+    const groups = [...byMail.values()].slice(0, room);
+    const details = await detailsOf(groups.flat().map((r) => r.record));
+    const firstOf = groups.map((_, k) => groups.slice(0, k).reduce((n, g) => n + g.length, 0));
+    return groups.map((records, k) => {
       const keys = records.map((r) => r.key);
       const customId = followUpIdOf(rule.id, "r", keys);
       const message = retractionMessage(
@@ -447,6 +450,7 @@ export class WatchRun {
         records.map((r) => r.record),
         customId,
         this.unsubscribeUrl(rule),
+        details.slice(firstOf[k], firstOf[k]! + records.length),
       );
       return { mail: mailOf(rule, customId, message, "retraction"), keys };
     });
