@@ -5,6 +5,7 @@
  */
 
 export { type BloomBits, BloomBuilder, bloomBits, bloomHas, isBloom, keccak256 } from "./bloom.js";
+export { feedAnswerAt, feedDecimalsOf } from "./feed.js";
 export { type HeadMode, HeadWaiter, subscriptionUrl } from "./head-subscription.js";
 export type { RpcUsage } from "./pacer.js";
 export {

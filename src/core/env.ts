@@ -30,7 +30,7 @@ export const INDEX_RPC_PROVIDERS = ["alchemy", "infura", "quicknode", "generic"]
 
 interface Doc {
   /** The section of the table the variable is listed under. */
-  group: "NFT retrievers" | "Email" | "Upstream calls" | "HTTP service" | "Demo";
+  group: "NFT retrievers" | "Email" | "Token details" | "Upstream calls" | "HTTP service" | "Demo";
   description: string;
   /** The default as the table shows it, where `default` alone does not say it (or there is none). */
   shown?: string;
@@ -145,6 +145,11 @@ const MAX_HEADERS_TIMEOUT_MS = 3_600_000;
 const MAX_IN_FLIGHT = 1_000_000;
 /** A cache is for repeats within a short while; a day is already far beyond any page's freshness. */
 const MAX_CACHE_TTL_MS = 86_400_000;
+const details = "Token details";
+/** Token details wait at most this long: a mail must not be held for minutes by a slow metadata host. */
+const MAX_ENRICH_MS = 600_000;
+/** A metadata document is a small JSON object; on-chain SVGs in `data:` URIs reach a few MiB at most. */
+const MAX_METADATA_BYTES = 16 * 1024 * 1024;
 /** An upstream's own timeout and retries, standing in for CHAINMAIL_TIMEOUT_MS and CHAINMAIL_MAX_RETRIES. */
 const perUpstream = <U extends string>(upstream: U, what: string) => {
   const timeout = duration(1, { group: calls, description: `timeout of ${what}`, shown: "`CHAINMAIL_TIMEOUT_MS`" });
@@ -190,7 +195,7 @@ export const EnvSchema = Type.Object({
     default: "0x5f4ec3df9cbd43714fe2740f5e3616155c5b8419",
     ...doc({
       group: retrievers,
-      description: "ETH/USD feed asked through `INDEX_RPC_URL` for OpenSea sales' `price_usd`",
+      description: "ETH/USD feed asked through `INDEX_RPC_URL` for the `price_usd` of OpenSea sales and watch mails",
       shown: "Chainlink's mainnet ETH/USD",
     }),
   }) as TString & Phantom<string>,
@@ -319,6 +324,45 @@ export const EnvSchema = Type.Object({
       shown: "none",
     }),
   }) as TString & Phantom<undefined>,
+  CHAINMAIL_ENRICH: oneOf(["true", "false"], {
+    group: details,
+    description:
+      "`false`: no token name, image, ENS names or USD value in watch mails and activity items (`true` needs `INDEX_RPC_URL`)",
+    default: "true",
+  }),
+  CHAINMAIL_ENRICH_BUDGET_MS: duration(0, {
+    group: details,
+    description: "longest the token details of one poll's mails may take; what is not in by then stays empty",
+    default: 8_000,
+    max: MAX_ENRICH_MS,
+  }),
+  CHAINMAIL_METADATA_TIMEOUT_MS: duration(1, {
+    group: details,
+    description: "time of one token metadata fetch (redirects included)",
+    default: 4_000,
+    max: MAX_ENRICH_MS,
+  }),
+  CHAINMAIL_METADATA_MAX_BYTES: int(1_024, MAX_METADATA_BYTES, {
+    group: details,
+    description: "largest token metadata document (fetched or in a `data:` URI)",
+    default: 256 * 1024,
+  }),
+  CHAINMAIL_ENRICH_CACHE_MS: duration(0, {
+    group: details,
+    description: "how long a token's details and an address's ENS name are kept in the watch's store (0: not kept)",
+    default: 86_400_000,
+  }),
+  CHAINMAIL_IPFS_GATEWAY: baseUrl({
+    group: details,
+    description: "the gateway `ipfs://` token URIs and images are read through (an https URL for images in mail)",
+    default: "https://ipfs.io/ipfs/",
+  }),
+  CHAINMAIL_FETCH_PRIVATE: oneOf(["true", "false"], {
+    group: details,
+    description:
+      "`true`: token URIs may point at private, loopback and link-local addresses (a local chain's); refused otherwise",
+    default: "false",
+  }),
   CHAINMAIL_TIMEOUT_MS: duration(1, { group: calls, description: "timeout of one upstream attempt", default: 30_000 }),
   CHAINMAIL_MAX_RETRIES: int(0, MAX_RETRIES, {
     group: calls,

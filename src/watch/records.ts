@@ -6,6 +6,7 @@
 import { filterPasses } from "../activity/filter.js";
 import { nftOf, partiesOf } from "../activity/records.js";
 import { MAINNET_ETH_TOKENS } from "../chain/index.js";
+import { DETAIL_VARIABLES, type TokenDetails } from "../enrichment/enrich.js";
 import type { TransactionRecord } from "../schemas/transactions.js";
 import type { Rule } from "./config-schema.js";
 
@@ -60,16 +61,22 @@ const amount = (value: number, digits: number) => value.toLocaleString("en-US", 
 
 /**
  * The `{{var:…}}` values of one record, the same names for every shape; a value the record does not have is "".
- * `summary` is the whole record in one line.
+ * `summary` is the whole record in one line. `details` (enrichment/enrich.ts) add the token's name and image, the
+ * collection's name, both sides' ENS names, and the USD value where the record has none.
  */
-export function recordVariables(record: TransactionRecord, rule: string): Record<string, string> {
+export function recordVariables(
+  record: TransactionRecord,
+  rule: string,
+  details: TokenDetails = {},
+): Record<string, string> {
   const r = record as Loose;
   const { contract, tokenId, contractType } = nftOf(r);
   const { from, to } = partiesOf(r);
   const p = r.price_details ?? {};
   const currency = p.asset_type === "ETH" ? "ETH" : String(p.contract_address ?? p.asset_type ?? "");
   const price = typeof p.price === "number" ? String(p.price) : "";
-  const priceUsd = typeof p.price_usd === "number" ? p.price_usd.toFixed(2) : "";
+  const usd = typeof p.price_usd === "number" ? p.price_usd : Number(details.price_usd ?? Number.NaN);
+  const priceUsd = Number.isFinite(usd) ? usd.toFixed(2) : "";
   const quantity = r.quantity === undefined ? "" : String(r.quantity);
   const parts = [
     `${r.type} of ${contractType ? `${contractType} ` : ""}${shortAddress(contract)} #${tokenId}`,
@@ -99,6 +106,7 @@ export function recordVariables(record: TransactionRecord, rule: string): Record
     block_hash: String(r.block_hash ?? ""),
     transaction_hash: String(r.transaction_hash ?? ""),
     transaction_date: String(r.transaction_date ?? ""),
+    ...Object.fromEntries(DETAIL_VARIABLES.map((name) => [name, details[name] ?? ""])),
   };
 }
 
@@ -134,8 +142,12 @@ function sumDecimals(texts: readonly (string | undefined)[]): string | undefined
  * The variables of one transaction's records (oldest first): the first record's, with `count`, every token id, the
  * total price (when every record has a price in the same currency) and `summary` for all of them.
  */
-export function groupVariables(records: readonly TransactionRecord[], rule: string): Record<string, string> {
-  const each = records.map((r) => recordVariables(r, rule));
+export function groupVariables(
+  records: readonly TransactionRecord[],
+  rule: string,
+  details: readonly TokenDetails[] = [],
+): Record<string, string> {
+  const each = records.map((r, i) => recordVariables(r, rule, details[i]));
   const first = each[0]!;
   const ids = [...new Set(each.map((v) => v.token_id))];
   const oneCurrency = each.every((v) => v.currency === first.currency);
@@ -144,7 +156,9 @@ export function groupVariables(records: readonly TransactionRecord[], rule: stri
     return decimalText(p.price_exact ?? p.price);
   };
   const total = oneCurrency ? (sumDecimals(records.map(priceOf)) ?? "") : "";
-  const usd = sumDecimals(records.map((r) => decimalText((r as Loose).price_details?.price_usd)));
+  const usd = sumDecimals(
+    records.map((r, i) => decimalText((r as Loose).price_details?.price_usd ?? details[i]?.price_usd)),
+  );
   const totalUsd = usd === undefined ? "" : Number(usd).toFixed(2);
   const unit = first.currency === "ETH" ? "ETH" : shortAddress(first.currency ?? "");
   const summary = [

@@ -4,6 +4,7 @@
  * (transports/mime/template.ts), applied here so every transport delivers the same text.
  */
 import type { Violation } from "../core/errors.js";
+import type { TokenDetails } from "../enrichment/enrich.js";
 import type { EmailMessage } from "../schemas/email.js";
 import type { TransactionRecord } from "../schemas/transactions.js";
 import { substituteVariables } from "../transports/mime/template.js";
@@ -21,16 +22,44 @@ type Part =
   | "retract_text"
   | "retract_html";
 
-const EACH_DEFAULTS = {
-  subject: "{{var:rule}}: {{var:summary}}",
-  text:
-    "{{var:summary}}\n\nContract: {{var:contract_address}}\nToken: {{var:token_id}}\nTransaction: {{var:transaction_hash}}\n" +
-    "Block: {{var:block_number}}\nDate (UTC): {{var:transaction_date}}\n\nSent by chainmail watch (rule {{var:rule}}).",
-  html:
-    "<p>{{var:summary}}</p><ul><li>Contract: {{var:contract_address}}</li><li>Token: {{var:token_id}}</li>" +
-    "<li>Transaction: {{var:transaction_hash}}</li><li>Block: {{var:block_number}}</li>" +
-    "<li>Date (UTC): {{var:transaction_date}}</li></ul><p>Sent by chainmail watch (rule {{var:rule}}).</p>",
-} as const;
+/**
+ * The default templates' lines of a record's details (enrichment/enrich.ts), only those it has: a name, the
+ * collection, both sides' ENS names, the image (its link in text, the picture in HTML). A template of one's own
+ * places `{{var:token_name}}` and the others where it wants them.
+ */
+function detailLines(variables: Record<string, string>, html: boolean): { image: string; lines: string } {
+  const has = (name: string) => Boolean(variables[name]);
+  const line = (label: string, value: string) => (html ? `<li>${label}: ${value}</li>` : `${label}: ${value}\n`);
+  const lines = [
+    has("token_name") ? line("Name", "{{var:token_name}}") : "",
+    has("collection_name") ? line("Collection", "{{var:collection_name}}") : "",
+    has("from_name") ? line("From", "{{var:from_name}} ({{var:from}})") : "",
+    has("to_name") ? line("To", "{{var:to_name}} ({{var:to}})") : "",
+    has("token_image") && !html ? line("Image", "{{var:token_image}}") : "",
+  ].join("");
+  const image =
+    has("token_image") && html
+      ? '<p><img src="{{var:token_image}}" alt="{{var:token_name:"NFT image"}}" width="240" ' +
+        'style="display:block;max-width:240px;height:auto;border:0"></p>'
+      : "";
+  return { image, lines };
+}
+
+/** `each`: the default templates, with the record's details where it has them. */
+function eachDefaults(variables: Record<string, string>) {
+  const text = detailLines(variables, false);
+  const html = detailLines(variables, true);
+  return {
+    subject: "{{var:rule}}: {{var:summary}}",
+    text:
+      `{{var:summary}}\n\n${text.lines}Contract: {{var:contract_address}}\nToken: {{var:token_id}}\nTransaction: {{var:transaction_hash}}\n` +
+      "Block: {{var:block_number}}\nDate (UTC): {{var:transaction_date}}\n\nSent by chainmail watch (rule {{var:rule}}).",
+    html:
+      `${html.image}<p>{{var:summary}}</p><ul>${html.lines}<li>Contract: {{var:contract_address}}</li><li>Token: {{var:token_id}}</li>` +
+      "<li>Transaction: {{var:transaction_hash}}</li><li>Block: {{var:block_number}}</li>" +
+      "<li>Date (UTC): {{var:transaction_date}}</li></ul><p>Sent by chainmail watch (rule {{var:rule}}).</p>",
+  };
+}
 
 const DIGEST_DEFAULTS = {
   subject: "{{var:rule}}: {{var:count}} new records",
@@ -42,19 +71,23 @@ const DIGEST_DEFAULTS = {
 
 export const DIGEST_VARIABLES = ["rule", "count", "items", "first_date", "last_date", "first_block", "last_block"];
 
-/** `group: "transaction"`: the each-mail of one transaction's records. */
-const GROUP_DEFAULTS = {
-  subject: "{{var:rule}}: {{var:summary}}",
-  text:
-    "{{var:summary}}\n\nRecords: {{var:count}}\nContract: {{var:contract_address}}\nTokens: {{var:token_ids}}\n" +
-    'Total price: {{var:total_price:"-"}} {{var:currency}}\nTransaction: {{var:transaction_hash}}\n' +
-    "Block: {{var:block_number}}\nDate (UTC): {{var:transaction_date}}\n\nSent by chainmail watch (rule {{var:rule}}).",
-  html:
-    "<p>{{var:summary}}</p><ul><li>Records: {{var:count}}</li><li>Contract: {{var:contract_address}}</li>" +
-    '<li>Tokens: {{var:token_ids}}</li><li>Total price: {{var:total_price:"-"}} {{var:currency}}</li>' +
-    "<li>Transaction: {{var:transaction_hash}}</li><li>Block: {{var:block_number}}</li>" +
-    "<li>Date (UTC): {{var:transaction_date}}</li></ul><p>Sent by chainmail watch (rule {{var:rule}}).</p>",
-} as const;
+/** `group: "transaction"`: the each-mail of one transaction's records (the details are its first record's). */
+function groupDefaults(variables: Record<string, string>) {
+  const text = detailLines(variables, false);
+  const html = detailLines(variables, true);
+  return {
+    subject: "{{var:rule}}: {{var:summary}}",
+    text:
+      `{{var:summary}}\n\n${text.lines}Records: {{var:count}}\nContract: {{var:contract_address}}\nTokens: {{var:token_ids}}\n` +
+      'Total price: {{var:total_price:"-"}} {{var:currency}}\nTransaction: {{var:transaction_hash}}\n' +
+      "Block: {{var:block_number}}\nDate (UTC): {{var:transaction_date}}\n\nSent by chainmail watch (rule {{var:rule}}).",
+    html:
+      `${html.image}<p>{{var:summary}}</p><ul>${html.lines}<li>Records: {{var:count}}</li><li>Contract: {{var:contract_address}}</li>` +
+      '<li>Tokens: {{var:token_ids}}</li><li>Total price: {{var:total_price:"-"}} {{var:currency}}</li>' +
+      "<li>Transaction: {{var:transaction_hash}}</li><li>Block: {{var:block_number}}</li>" +
+      "<li>Date (UTC): {{var:transaction_date}}</li></ul><p>Sent by chainmail watch (rule {{var:rule}}).</p>",
+  };
+}
 
 /** retract: the follow-up of an email whose records a reorg removed (a transaction's: its hash and tokens). */
 const RETRACT_DEFAULTS = {
@@ -163,8 +196,10 @@ export function eachMessage(
   record: TransactionRecord,
   customId: string,
   unsubscribeUrl?: string,
+  details?: TokenDetails,
 ): EmailMessage {
-  return singleMessage(rule, EACH_DEFAULTS, recordVariables(record, rule.id), customId, unsubscribeUrl);
+  const variables = recordVariables(record, rule.id, details);
+  return singleMessage(rule, eachDefaults(variables), variables, customId, unsubscribeUrl);
 }
 
 /** `group: "transaction"`: the message for one transaction's records, oldest first. */
@@ -173,8 +208,10 @@ export function transactionMessage(
   records: readonly TransactionRecord[],
   customId: string,
   unsubscribeUrl?: string,
+  details?: readonly TokenDetails[],
 ): EmailMessage {
-  return singleMessage(rule, GROUP_DEFAULTS, groupVariables(records, rule.id), customId, unsubscribeUrl);
+  const variables = groupVariables(records, rule.id, details);
+  return singleMessage(rule, groupDefaults(variables), variables, customId, unsubscribeUrl);
 }
 
 /** `retract`: the follow-up of an email whose records (oldest first) a reorg removed. */
@@ -183,13 +220,14 @@ export function retractionMessage(
   records: readonly TransactionRecord[],
   customId: string,
   unsubscribeUrl?: string,
+  details?: readonly TokenDetails[],
 ): EmailMessage {
-  const group = groupVariables(records, rule.id);
+  const group = groupVariables(records, rule.id, details);
   const hashes = [...new Set(records.map((r) => recordVariables(r, rule.id).transaction_hash))];
   // One record reads as its own email did; one transaction's as a transaction's; a digest's names every transaction.
   const variables =
     records.length === 1
-      ? { ...group, summary: recordVariables(records[0]!, rule.id).summary ?? "" }
+      ? { ...group, summary: recordVariables(records[0]!, rule.id, details?.[0]).summary ?? "" }
       : hashes.length > 1
         ? { ...group, summary: group.summary!.replace(/ in \S+$/, ""), transaction_hash: hashes.join(", ") }
         : group;
@@ -240,10 +278,11 @@ export function overflowMessage(
   records: readonly TransactionRecord[],
   customId: string,
   unsubscribeUrl?: string,
+  details?: readonly TokenDetails[],
 ): EmailMessage {
   const own = definedParts(rule.mail);
   const parts = rule.mode === "digest" ? own : { item_text: own.item_text, item_html: own.item_html };
-  return digestMessage(rule, records, customId, unsubscribeUrl, { ...OVERFLOW_DEFAULTS, ...defined(parts) });
+  return digestMessage(rule, records, customId, unsubscribeUrl, { ...OVERFLOW_DEFAULTS, ...defined(parts) }, details);
 }
 
 const defined = <T extends object>(value: T): Partial<T> =>
@@ -259,8 +298,9 @@ export function digestMessage(
     ...DIGEST_DEFAULTS,
     ...definedParts(rule.mail),
   },
+  details?: readonly TokenDetails[],
 ): EmailMessage {
-  const each = records.map((record) => recordVariables(record, rule.id));
+  const each = records.map((record, i) => recordVariables(record, rule.id, details?.[i]));
   const first = positionOf(records[0]!);
   const last = positionOf(records[records.length - 1]!);
   const variables: Record<string, string> = {
@@ -272,8 +312,13 @@ export function digestMessage(
     last_block: last.block === undefined ? "" : String(last.block),
     unsubscribe_url: unsubscribeUrl ?? "",
   };
-  const itemsText = each.map((v) => fill(template.item_text, v, false)).join("\n");
-  const itemsHtml = each.map((v) => fill(template.item_html, v, true)).join("\n");
+  // The default items name the token where its name is known; a template of one's own is used as it is.
+  const named = (part: "item_text" | "item_html", v: Record<string, string>) =>
+    rule.mail[part] === undefined && v.token_name
+      ? template[part].replace("{{var:summary}}", "{{var:token_name}}: {{var:summary}}")
+      : template[part];
+  const itemsText = each.map((v) => fill(named("item_text", v), v, false)).join("\n");
+  const itemsHtml = each.map((v) => fill(named("item_html", v), v, true)).join("\n");
   return {
     ...envelope(rule, customId),
     Subject: subjectLine(fill(template.subject, { ...variables, items: "" }, false)),

@@ -7,8 +7,10 @@ import { createHash } from "node:crypto";
 import { channel } from "node:diagnostics_channel";
 import { ChainmailError } from "../core/errors.js";
 import type { Logger } from "../core/node.js";
+import type { Enricher, TokenDetails } from "../enrichment/enrich.js";
 import { unsubscribeUrl } from "../mail/unsubscribe.js";
 import type { EmailMessage, MessageResult } from "../schemas/email.js";
+import type { TransactionRecord } from "../schemas/transactions.js";
 import type { Rule, WatchConfig } from "./config.js";
 import {
   type FollowContext,
@@ -90,7 +92,12 @@ export interface WatchContext {
    * for the next poll, and a digest is shown whether or not it is due.
    */
   dryRun?: { deliver(mails: readonly Mail[]): MailResult[] };
+  /** Token details for the templates (enrichment/enrich.ts), when they are on: one budget per poll's mails. */
+  details?: Pick<Enricher, "session"> | undefined;
 }
+
+/** The details of records, in order (none when token details are off). */
+type DetailsOf = (records: readonly TransactionRecord[]) => Promise<TokenDetails[]>;
 
 /** One watch's state between polls: back-off after failures, counts. */
 export class WatchRun {
@@ -293,6 +300,7 @@ export class WatchRun {
   private async mailQueued(): Promise<void> {
     this.head = this.watchConfig.rules.some((r) => r.confirmations) ? await this.indexHead() : undefined;
     let retries = Date.now() >= this.sendHoldOff ? await this.store.mails(["retry"], SEND_BATCH) : [];
+    const detailsOf: DetailsOf = this.ctx.details?.session(this.ctx.follow.signal) ?? (async () => []);
     for (;;) {
       if (this.ctx.follow.signal?.aborted || Date.now() < this.sendHoldOff) return;
       const journalled: Mail[] = [];
@@ -303,7 +311,7 @@ export class WatchRun {
           more = true;
           break;
         }
-        const claimed = await this.claim(rule, room);
+        const claimed = await this.claim(rule, room, detailsOf);
         journalled.push(...claimed.mails);
         more ||= claimed.more;
       }
@@ -319,19 +327,19 @@ export class WatchRun {
    * hour that ended with records held back, then the oldest queued records (one email each, a transaction's, or a
    * due digest), of which those past `max_per_hour` are held for their hour's digest. `more`: some may be due now.
    */
-  private async claim(rule: Rule, room: number): Promise<{ mails: Mail[]; more: boolean }> {
+  private async claim(rule: Rule, room: number, detailsOf: DetailsOf): Promise<{ mails: Mail[]; more: boolean }> {
     // One moment for the hour's count and the journal's time: a claim across the hour's end counts in one hour.
     const now = Date.now();
     const hour = Math.floor(now / HOUR_MS);
     const followUps = [
-      ...(rule.retract ? await this.retractions(rule, room) : []),
-      ...(rule.max_per_hour !== undefined ? await this.hourDigest(rule, hour) : []),
+      ...(rule.retract ? await this.retractions(rule, room, detailsOf) : []),
+      ...(rule.max_per_hour !== undefined ? await this.hourDigest(rule, hour, detailsOf) : []),
     ];
     // A follow-up may leave others (more removed records, another hour's): look again until none comes.
     let more = followUps.length > 0;
     let intents = followUps.slice(0, room);
     if (room > intents.length) {
-      const own = await this.recordIntents(rule, room - intents.length);
+      const own = await this.recordIntents(rule, room - intents.length, detailsOf);
       more ||= own.more;
       intents = [...intents, ...(await this.capped(rule, hour, own.intents))];
     }
@@ -340,14 +348,20 @@ export class WatchRun {
   }
 
   /** The rule's own emails: one per queued record (at most `room`), per transaction, or a due digest. */
-  private async recordIntents(rule: Rule, room: number): Promise<{ intents: Intent[]; more: boolean }> {
+  private async recordIntents(
+    rule: Rule,
+    room: number,
+    detailsOf: DetailsOf,
+  ): Promise<{ intents: Intent[]; more: boolean }> {
     const confirmed = this.confirmedOf(rule);
-    if (rule.mode === "each" && rule.group === "transaction") return this.transactionIntents(rule, room);
+    if (rule.mode === "each" && rule.group === "transaction") return this.transactionIntents(rule, room, detailsOf);
     if (rule.mode === "each") {
       const queued = confirmed(await this.store.queued(rule.id, room + 1));
-      const intents = queued.slice(0, room).map((q) => {
+      const mailed = queued.slice(0, room);
+      const details = await detailsOf(mailed.map((q) => q.record));
+      const intents = mailed.map((q, i) => {
         const customId = customIdOf(rule.id, [q.key]);
-        const message = eachMessage(rule, q.record, customId, this.unsubscribeUrl(rule));
+        const message = eachMessage(rule, q.record, customId, this.unsubscribeUrl(rule), details[i]);
         return { mail: mailOf(rule, customId, message), keys: [q.key] };
       });
       return { intents, more: queued.length > room };
@@ -366,11 +380,14 @@ export class WatchRun {
     const batch = queued.slice(0, DIGEST_MAX_RECORDS);
     const keys = batch.map((q) => q.key);
     const customId = customIdOf(rule.id, keys);
+    const records = batch.map((q) => q.record);
     const message = digestMessage(
       rule,
-      batch.map((q) => q.record),
+      records,
       customId,
       this.unsubscribeUrl(rule),
+      undefined,
+      await detailsOf(records),
     );
     return { intents: [{ mail: mailOf(rule, customId, message), keys }], more: queued.length > batch.length };
   }
@@ -399,19 +416,15 @@ export class WatchRun {
   }
 
   /** The digest of the oldest clock hour that ended with records held back (at most DIGEST_MAX_RECORDS of them). */
-  private async hourDigest(rule: Rule, hour: number): Promise<Intent[]> {
+  private async hourDigest(rule: Rule, hour: number, detailsOf: DetailsOf): Promise<Intent[]> {
     const held = await this.store.held(rule.id, hour, DIGEST_MAX_RECORDS);
     const oldest = held[0]?.heldHour;
     const batch = held.filter((q) => q.heldHour === oldest);
     if (!batch.length) return [];
     const keys = batch.map((q) => q.key);
     const customId = followUpIdOf(rule.id, "h", keys);
-    const message = overflowMessage(
-      rule,
-      batch.map((q) => q.record),
-      customId,
-      this.unsubscribeUrl(rule),
-    );
+    const records = batch.map((q) => q.record);
+    const message = overflowMessage(rule, records, customId, this.unsubscribeUrl(rule), await detailsOf(records));
     return [{ mail: mailOf(rule, customId, message, "overflow"), keys }];
   }
 
@@ -419,14 +432,17 @@ export class WatchRun {
    * `retract`: one email per sent email whose records a reorg removed, naming those records (a transaction's: its
    * hash and tokens). Journalling it marks the records, so none is retracted twice.
    */
-  private async retractions(rule: Rule, room: number): Promise<Intent[]> {
+  private async retractions(rule: Rule, room: number, detailsOf: DetailsOf): Promise<Intent[]> {
     const removed = await this.store.retractable(rule.id, DIGEST_MAX_RECORDS);
     const byMail = new Map<string, StoredRecord[]>();
     for (const r of removed) {
       const id = r.customId ?? r.key;
       byMail.set(id, [...(byMail.get(id) ?? []), r]);
     }
-    return [...byMail.values()].slice(0, room).map((records) => {
+    const groups = [...byMail.values()].slice(0, room);
+    const details = await detailsOf(groups.flat().map((r) => r.record));
+    const firstOf = groups.map((_, k) => groups.slice(0, k).reduce((n, g) => n + g.length, 0));
+    return groups.map((records, k) => {
       const keys = records.map((r) => r.key);
       const customId = followUpIdOf(rule.id, "r", keys);
       const message = retractionMessage(
@@ -434,6 +450,7 @@ export class WatchRun {
         records.map((r) => r.record),
         customId,
         this.unsubscribeUrl(rule),
+        details.slice(firstOf[k], firstOf[k]! + records.length),
       );
       return { mail: mailOf(rule, customId, message, "retraction"), keys };
     });
@@ -453,7 +470,11 @@ export class WatchRun {
    * (reads cover whole blocks), so its records are queued together; the last one read here may go on past the
    * records looked at, and waits unless it is the only one.
    */
-  private async transactionIntents(rule: Rule, room: number): Promise<{ intents: Intent[]; more: boolean }> {
+  private async transactionIntents(
+    rule: Rule,
+    room: number,
+    detailsOf: DetailsOf,
+  ): Promise<{ intents: Intent[]; more: boolean }> {
     const queued = this.confirmedOf(rule)(await this.store.queued(rule.id, DIGEST_MAX_RECORDS + 1));
     const groups = new Map<string, typeof queued>();
     for (const q of queued) {
@@ -464,7 +485,9 @@ export class WatchRun {
     const all = [...groups.values()];
     const cut = queued.length > DIGEST_MAX_RECORDS && all.length > 1 ? all.slice(0, -1) : all;
     const taken = cut.slice(0, room);
-    const intents = taken.map((group) => {
+    const details = await detailsOf(taken.flat().map((q) => q.record));
+    const firstOf = taken.map((_, k) => taken.slice(0, k).reduce((n, g) => n + g.length, 0));
+    const intents = taken.map((group, k) => {
       const keys = group.map((q) => q.key);
       const customId = customIdOf(rule.id, keys);
       const message = transactionMessage(
@@ -472,6 +495,7 @@ export class WatchRun {
         group.map((q) => q.record),
         customId,
         this.unsubscribeUrl(rule),
+        details.slice(firstOf[k], firstOf[k]! + group.length),
       );
       return { mail: mailOf(rule, customId, message), keys };
     });

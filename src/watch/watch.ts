@@ -13,13 +13,17 @@ import { type Config, loadConfig } from "../core/config.js";
 import { MessageErrorCode } from "../core/errors.js";
 import type { Logger } from "../core/node.js";
 import { isPostgresUrl } from "../db/database.js";
+import { type EnrichmentCache, memoryCache } from "../enrichment/cache.js";
+import { Enricher, enrichmentSettings } from "../enrichment/enrich.js";
+import { guardedGet } from "../enrichment/metadata-fetch.js";
+import { openStoreCache } from "../enrichment/store-cache.js";
 import type { EmailMessage, MessageResult } from "../schemas/email.js";
 import { IndexCommits } from "../sources/own-index/index.js";
 import { parseWatchConfig, type WatchConfig } from "./config.js";
 import { openWatchStore } from "./db-store.js";
 import { DryRunStore } from "./dry-store.js";
 import { type FollowContext, Pacer } from "./follow.js";
-import { errorText, type RuleRead, WatchRun, type WatchSummary } from "./run.js";
+import { errorText, type RuleRead, type WatchContext, WatchRun, type WatchSummary } from "./run.js";
 import type { Mail, MailResult } from "./store.js";
 
 export { customIdOf, type RuleRead, SEND_BATCH, type WatchSummary } from "./run.js";
@@ -72,14 +76,22 @@ export async function watch(options: WatchOptions): Promise<WatchSummary> {
   const { config, store: where } = settingsOf(watchConfig, env);
   const logger = options.logger ?? silent;
   const store = await openWatchStore(where);
-  const run = new WatchRun(watchConfig, store, {
+  const context: WatchContext = {
     follow: followContext(watchConfig, config, options.signal),
     send: { config, signal: options.signal, logger },
     logger,
-  });
+  };
+  const run = new WatchRun(watchConfig, store, context);
   let lock: { release(): Promise<void> } | undefined;
   let wake: IndexCommits | undefined;
+  let cache: EnrichmentCache | undefined;
   try {
+    const details = enrichmentSettings(config, guardedGet);
+    if (details) {
+      // Token details are kept beside the journal (their own table), so a restart asks nothing twice.
+      cache = await openStoreCache(where, details.cacheMs);
+      context.details = new Enricher(details, cache, logger);
+    }
     lock = await store.lockWriter({
       signal: options.signal,
       onWait: () => logger.warn({ store: store.where }, "another chainmail watch is running on this store; waiting"),
@@ -98,6 +110,7 @@ export async function watch(options: WatchOptions): Promise<WatchSummary> {
   } finally {
     await wake?.close();
     await lock?.release();
+    await cache?.close();
     await store.close();
   }
 }
@@ -150,11 +163,14 @@ export async function dryRunWatch(
       out.push({ rule: mail.rule, records: store.recordsOf.get(mail.customId) ?? 1, message: mail.message });
       return { customId: mail.customId, state: "sent", result: { Status: "success" } as MessageResult };
     });
+  const details = enrichmentSettings(config, guardedGet);
   const run = new WatchRun(watchConfig, store, {
     follow: followContext(watchConfig, config, options.signal),
     send: { config, signal: options.signal, logger: silent },
     logger: silent,
     dryRun: { deliver },
+    // A dry run writes nothing: its token details are kept in memory.
+    details: details ? new Enricher(details, memoryCache(details.cacheMs), silent) : undefined,
   });
   try {
     await run.tick();

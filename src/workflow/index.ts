@@ -7,9 +7,15 @@
 
 import type { TSchema } from "@sinclair/typebox";
 import { type Config, configFrom, NFT_SOURCES } from "../core/config.js";
+import { setting } from "../core/env.js";
 import { ChainmailError } from "../core/errors.js";
 import type { AnyNode } from "../core/node.js";
 import type { UpstreamPool } from "../core/upstream-pool.js";
+import { type EnrichmentCache, memoryCache } from "../enrichment/cache.js";
+import { Enricher, enrichmentSettings, type TokenDetails } from "../enrichment/enrich.js";
+import type { MetadataFetch } from "../enrichment/metadata.js";
+import { poolFetch } from "../enrichment/pool-fetch.js";
+import type { TransactionRecord } from "../schemas/transactions.js";
 import { nftSources } from "../sources/catalog.js";
 
 export { parseRecordFilter, type RecordFilter, WALLET_SIDES } from "../activity/filter.js";
@@ -50,6 +56,7 @@ export {
   workflowSources,
 } from "../sources/catalog.js";
 export { mailTransports, portableMailTransports, type TransportEntry } from "../transports/catalog.js";
+export type { EnrichmentCache, MetadataFetch, TokenDetails };
 
 /** Settings a host may pass through from its environment or its user: the catalog's, and the tuning ones. */
 export const TUNING_SETTINGS = [
@@ -63,6 +70,39 @@ export const TUNING_SETTINGS = [
   "MAILJET_TIMEOUT_MS",
   "MAILJET_CONCURRENCY",
 ] as const;
+
+/** Settings of token details a host may pass through from its environment (src/enrichment). */
+export const DETAIL_SETTINGS = [
+  "CHAINMAIL_ENRICH",
+  "CHAINMAIL_ENRICH_BUDGET_MS",
+  "CHAINMAIL_METADATA_TIMEOUT_MS",
+  "CHAINMAIL_METADATA_MAX_BYTES",
+  "CHAINMAIL_ENRICH_CACHE_MS",
+  "CHAINMAIL_IPFS_GATEWAY",
+  "CHAINMAIL_FETCH_PRIVATE",
+  "ETH_USD_FEED",
+] as const;
+
+/** Where an activity node keeps token details between its polls: memory, for CHAINMAIL_ENRICH_CACHE_MS. */
+export function detailsCache(config: Config): EnrichmentCache {
+  return memoryCache(setting(config.env, "CHAINMAIL_ENRICH_CACHE_MS"));
+}
+
+/**
+ * The token details of an activity poll's records, in order, for a host to emit beside each record (never in it),
+ * within CHAINMAIL_ENRICH_BUDGET_MS; undefined when they are off (no INDEX_RPC_URL, or CHAINMAIL_ENRICH=false).
+ * Metadata is fetched through the config's pool (the host's engine and its guards) unless `fetch` says otherwise.
+ */
+export function activityDetails(
+  config: Config,
+  cache: EnrichmentCache,
+  fetch: MetadataFetch = poolFetch(config.pool),
+): ((records: readonly TransactionRecord[]) => Promise<TokenDetails[]>) | undefined {
+  const settings = enrichmentSettings(config, fetch);
+  if (!settings) return undefined;
+  const enricher = new Enricher(settings, cache);
+  return (records) => (records.length ? enricher.detailsOf(records) : Promise.resolve([]));
+}
 
 /**
  * A host's config: the settings it gathered (NFT_SOURCE among them) and its HTTP engine; always Mailjet for mail. A

@@ -11,11 +11,16 @@ import { mkdirSync, readFileSync, renameSync, rmSync, writeFileSync } from "node
 import { join } from "node:path";
 import { dispatcherPool } from "../../../src/core/pools/dispatcher.js";
 import { NodeHttpPool } from "../../../src/core/pools/node-http.js";
+import { guardedGet } from "../../../src/enrichment/metadata-fetch.js";
 import {
   type ActivityCursor,
   type ActivityTarget,
   type AnyNode,
+  activityDetails,
   type Config,
+  DETAIL_SETTINGS,
+  detailsCache,
+  type EnrichmentCache,
   emailSend,
   hostConfig,
   mailTransports,
@@ -50,6 +55,7 @@ const ENV_SETTINGS = [
   ...portableNftSources().flatMap((s) => s.settings.map((setting) => setting.env)),
   ...portableMailTransports().flatMap((t) => t.settings.map((setting) => setting.env)),
   ...TUNING_SETTINGS,
+  ...DETAIL_SETTINGS,
 ];
 
 function processEnv(): Record<string, string> {
@@ -265,6 +271,8 @@ function startActivity(
   let timer: NodeJS.Timeout | undefined;
   let closed = false;
   let filter: RecordFilter;
+  // Token details kept between this node's polls.
+  let cache: EnrichmentCache | undefined;
   try {
     filter = activityFilter(def);
   } catch (error) {
@@ -276,8 +284,17 @@ function startActivity(
   const poll = async () => {
     const { env, secrets } = settings();
     try {
-      const { records, cursor } = await pollActivity(target, read(), { config: configOf(env) }, { filter });
-      for (const record of records) node.send({ payload: withExactStrings(record), topic: target.kind });
+      const config = configOf(env);
+      const { records, cursor } = await pollActivity(target, read(), { config }, { filter });
+      // Node-RED runs in a process of its own: the guarded fetch checks every resolved address too.
+      cache ??= detailsCache(config);
+      const details = (await activityDetails(config, cache, guardedGet)?.(records)) ?? [];
+      records.forEach((record, i) => {
+        // Beside the record, never in it: msg.token_details, when any is known.
+        const found = details[i];
+        const extra = found && Object.keys(found).length ? { token_details: found } : {};
+        node.send({ payload: withExactStrings(record), topic: target.kind, ...extra });
+      });
       write(cursor);
       node.status({
         fill: "green",

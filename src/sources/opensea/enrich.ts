@@ -9,22 +9,15 @@
  * left out, with a warning on the logger. Only a cancelled call (the caller's signal) stops the page.
  */
 
-import { MAINNET_ETH_TOKENS, RpcClient, toHex } from "../../chain/index.js";
+import { feedAnswerAt, feedDecimalsOf, MAINNET_ETH_TOKENS, RpcClient } from "../../chain/index.js";
 import type { Config } from "../../core/config.js";
 import { decimalText, setExactDecimal } from "../../core/exact-decimals.js";
 import type { Logger } from "../../core/node.js";
 import type { Mapped } from "./events.js";
 
-/** `latestRoundData()` and `decimals()` selectors. */
-const LATEST_ROUND_DATA = "0xfeaf968c";
-const DECIMALS = "0x313ce567";
-
 const ETH_TOKENS: ReadonlySet<string> = new Set(MAINNET_ETH_TOKENS);
 
 type Loose = Record<string, any>;
-
-/** Each node's feed's `decimals()`, by node URL and feed: another node may be another chain. */
-const feedDecimals = new Map<string, Promise<number | undefined>>();
 
 function clientFor(config: Config, signal: AbortSignal | undefined): RpcClient | undefined {
   const { url, timeoutMs, retry } = config.indexRpc;
@@ -86,7 +79,7 @@ export async function enrich(
   });
   if (priced.length === 0) return;
   const feed = config.opensea.ethUsdFeed;
-  const decimals = await decimalsOf(rpc, feed).catch((err: unknown) => {
+  const decimals = await feedDecimalsOf(rpc, feed).catch((err: unknown) => {
     warn(`The ETH/USD feed ${feed} did not answer decimals()`, err);
     return undefined;
   });
@@ -94,9 +87,7 @@ export async function enrich(
   const atBlocks = [...new Set(priced.map((m) => (m.record as Loose).block_number as number))];
   const answers = await Promise.all(
     atBlocks.map((block) =>
-      rpc
-        .call<string>("eth_call", [{ to: feed, data: LATEST_ROUND_DATA }, toHex(block)])
-        .then(answerOf)
+      feedAnswerAt(rpc, feed, block)
         // A node without the state of old blocks answers an error here: that sale has no USD price then.
         .catch((err: unknown) => {
           if (signal?.aborted) throw err;
@@ -122,27 +113,4 @@ function blockOf(tx: unknown): { hash: string; number: number } | undefined {
   if (typeof blockNumber !== "string" || !/^0x[0-9a-fA-F]{1,14}$/.test(blockNumber)) return undefined;
   const number = Number.parseInt(blockNumber, 16);
   return Number.isSafeInteger(number) ? { hash: blockHash.toLowerCase(), number } : undefined;
-}
-
-/** The feed's answer (the second word of `latestRoundData()`), when it is a positive int256. */
-function answerOf(data: unknown): bigint | undefined {
-  if (typeof data !== "string" || !/^0x[0-9a-fA-F]{320}$/.test(data)) return undefined;
-  const answer = BigInt.asIntN(256, BigInt(`0x${data.slice(66, 130)}`));
-  return answer > 0n ? answer : undefined;
-}
-
-/** The feed's `decimals()` (0 to 36), or undefined when it answers something else; a failure is not remembered. */
-function decimalsOf(rpc: RpcClient, feed: string): Promise<number | undefined> {
-  const key = `${rpc.url}|${feed}`;
-  let decimals = feedDecimals.get(key);
-  if (!decimals) {
-    decimals = rpc.call<string>("eth_call", [{ to: feed, data: DECIMALS }, "latest"]).then((data) => {
-      if (typeof data !== "string" || !/^0x[0-9a-fA-F]{64}$/.test(data)) return undefined;
-      const n = BigInt(data);
-      return n <= 36n ? Number(n) : undefined;
-    });
-    feedDecimals.set(key, decimals);
-    decimals.catch(() => feedDecimals.delete(key));
-  }
-  return decimals;
 }

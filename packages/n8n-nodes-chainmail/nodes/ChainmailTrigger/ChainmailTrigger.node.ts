@@ -8,7 +8,10 @@ import {
 import {
   type ActivityCursor,
   type ActivityTarget,
+  activityDetails,
   configFor,
+  detailsCache,
+  type EnrichmentCache,
   item,
   nftTransactionsByContract,
   nftTransactionsByToken,
@@ -26,6 +29,9 @@ import {
   typeFilterValues,
   WALLET_SIDES,
 } from "../../shared/chainmail";
+
+/** Token details kept between polls, shared by the triggers of this n8n process (keyed by token and address). */
+let cache: EnrichmentCache | undefined;
 
 /** Records a manual test run shows: the newest few, without moving the cursor. */
 const SAMPLE = 5;
@@ -167,9 +173,18 @@ export class ChainmailTrigger implements INodeType {
       if (this.getMode() === "manual") return await sample(target, ctx);
       const state = this.getWorkflowStaticData("node") as { cursor?: ActivityCursor };
       const { records, cursor } = await pollActivity(target, state.cursor, ctx, { filter });
+      // Token details beside each record's fields (`token_details`), through n8n's request helper and its guards.
+      cache ??= detailsCache(ctx.config);
+      const details = (await activityDetails(ctx.config, cache)?.(records)) ?? [];
       // Kept only once the records are handed to n8n: a failed poll reads the same window again next time.
       state.cursor = cursor;
-      return records.length ? [records.map((record) => item(record))] : null;
+      if (!records.length) return null;
+      return [
+        records.map((record, i) => {
+          const found = details[i];
+          return item(found && Object.keys(found).length ? { ...record, token_details: found } : record);
+        }),
+      ];
     } catch (error) {
       const payload = error instanceof PageError ? error.payload : toErrorPayload(error);
       throw nodeError(this, payload);
