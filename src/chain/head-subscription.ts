@@ -7,7 +7,13 @@
  * and subscribes again later, backing off. A head only wakes the indexer, which then reads from its cursor to the
  * node's `latest`, so no block is ever skipped, whatever the subscription misses.
  */
-import { WebSocket } from "undici";
+import { createRequire } from "node:module";
+import type { WebSocket } from "undici";
+
+// undici loads with the first subscription: the workflow packages, which bundle this folder for the OpenSea
+// source's block and price reads, never subscribe and must not carry undici (n8n's scanner refuses it).
+const webSocketClass = (): typeof WebSocket =>
+  (createRequire(import.meta.url)("undici") as typeof import("undici")).WebSocket;
 
 /** How the indexer learns of new heads right now. */
 export type HeadMode = "subscription" | "polling";
@@ -112,7 +118,7 @@ export class HeadWaiter {
     if (this.closed || this.socket || !this.url || Date.now() < this.resubscribeAt) return;
     let socket: WebSocket;
     try {
-      socket = new WebSocket(this.url);
+      socket = new (webSocketClass())(this.url);
     } catch {
       this.failed();
       return;
