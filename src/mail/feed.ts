@@ -6,7 +6,7 @@
 import { InvalidInputError, type Violation } from "../core/errors.js";
 import { MailjetEventKinds } from "../schemas/mail.js";
 import { isEmailAddress } from "../transports/message-rules.js";
-import { ANY_SENDER } from "./store.js";
+import { ANY_SENDER } from "./lifecycle.js";
 
 /** Events one feed page holds at most, and by default. */
 export const MAX_FEED_LIMIT = 1_000;

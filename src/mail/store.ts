@@ -10,6 +10,7 @@ import { parseJson } from "../core/json.js";
 import { type Database, openDatabase, type Sql } from "../db/database.js";
 import type { MailEvent } from "./events.js";
 import {
+  ANY_SENDER,
   FACT_RANK,
   type Fact,
   lifecycleOf,
@@ -21,8 +22,7 @@ import {
 
 /** Events kept per message; later ones still move its state and the suppression list. */
 export const MAX_EVENTS_PER_MESSAGE = 100;
-/** `sender` of a suppression that holds for every sender. */
-export const ANY_SENDER = "*";
+export { ANY_SENDER } from "./lifecycle.js";
 
 /** A message as a transport handed it over, one per recipient. */
 export interface SendRecord {
