@@ -81,7 +81,8 @@ const n8n = (args: string[]) => exec(runtime("N8N"), args, { env, maxBuffer: 64 
 const mailEvent = (event: string, n: number, email: string) => ({
   event,
   time: 1_700_000_000 + n,
-  MessageID: 2 ** 60 + n,
+  // Beyond 2^53 (as Mailjet's are): written into the body as exact digits below.
+  MessageID: String(2n ** 60n + BigInt(n)),
   email,
   Payload: `event-${n}`,
   ...(event === "bounce" ? { hard_bounce: true } : {}),
@@ -90,7 +91,7 @@ async function postEvents(events: object[]) {
   const res = await fetch(`${mailService.url}/events/mailjet`, {
     method: "POST",
     headers: { authorization: `Bearer ${MAIL_TOKEN}`, "content-type": "application/json" },
-    body: JSON.stringify(events),
+    body: JSON.stringify(events).replace(/"MessageID":"(\d+)"/g, '"MessageID":$1'),
   });
   if (res.status !== 200) throw new Error(`events: ${res.status} ${await res.text()}`);
 }
