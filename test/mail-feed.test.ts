@@ -11,7 +11,10 @@ import fc from "fast-check";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { loadConfig } from "../src/core/config.js";
 import { InvalidInputError } from "../src/core/errors.js";
+import { runNodeWith } from "../src/core/node.js";
 import { MAX_FEED_LIMIT, readFeedQuery } from "../src/mail/feed.js";
+import { pollMailEvents, serviceSuppressions } from "../src/mail/service.js";
+import { emailSend } from "../src/nodes/index.js";
 import { startServer } from "../src/server/index.js";
 import { call } from "./server-helpers.js";
 
@@ -200,5 +203,70 @@ describe("POST /suppressions/lookup", () => {
       "body.emails[1]",
     ]);
     expect((await call(`${url}/suppressions/lookup`, "POST", { sender: "a@b.co", emails: [] })).status).toBe(401);
+  });
+});
+
+describe("the workflow packages' client of the service (mail/service.ts)", () => {
+  const hostConfig = (token = TOKEN) =>
+    loadConfig({ CHAINMAIL_SERVICE_URL: url, CHAINMAIL_SERVICE_TOKEN: token, CHAINMAIL_MAX_RETRIES: "0" });
+
+  it("polls the feed after its cursor, of the kinds chosen, and keeps up from where it was", async () => {
+    const first = await pollMailEvents(hostConfig(), undefined, { kinds: ["spam"] });
+    expect(first.events.length).toBeGreaterThan(0);
+    expect(new Set(first.events.map((e) => e.event))).toEqual(new Set(["spam"]));
+    expect(first.cursor.after).toBe(first.events.at(-1)!.cursor);
+    expect((await pollMailEvents(hostConfig(), first.cursor, { kinds: ["spam"] })).events).toEqual([]);
+    await post([event("spam", 950, { MessageID: 9_100, email: "late@example.com" })]);
+    const next = await pollMailEvents(hostConfig(), first.cursor, { kinds: ["spam"] });
+    expect(next.events.map((e) => e.email)).toEqual(["late@example.com"]);
+  });
+
+  it("email-send with the service's list: suppressed recipients answered per message, the rest sent", async () => {
+    const config = loadConfig({ EMAIL_TRANSPORT: "outbox", OUTBOX_DIR: join(dir, "outbox") });
+    const output = await runNodeWith(
+      emailSend,
+      {
+        request: {
+          Messages: [["gone@example.com"], ["kept@example.com", "GONE@example.com"]].map((to) => ({
+            From: { Email: "news@chainmail.test" },
+            To: to.map((Email) => ({ Email })),
+            Subject: "hello",
+            TextPart: "hello",
+          })),
+        },
+      },
+      { config, suppressions: serviceSuppressions(hostConfig()) },
+    );
+    const [alone, shared] = output["messages sent"]!.Messages;
+    expect(alone).toMatchObject({
+      Status: "error",
+      Errors: [{ ErrorCode: "suppressed", Reason: "spam", Since: expect.any(String), ErrorRelatedTo: ["To[0].Email"] }],
+    });
+    expect(alone!.To).toBeUndefined();
+    expect(shared!.To!.map((r) => r.Email)).toEqual(["kept@example.com"]);
+    expect(shared!.Errors).toEqual([
+      expect.objectContaining({ ErrorCode: "suppressed", ErrorRelatedTo: ["To[1].Email"] }),
+    ]);
+  });
+
+  it("a refused token sends nothing and names the setting, never the token", async () => {
+    const config = loadConfig({ EMAIL_TRANSPORT: "outbox", OUTBOX_DIR: join(dir, "outbox-refused") });
+    const output = await runNodeWith(
+      emailSend,
+      {
+        request: {
+          Messages: [
+            { From: { Email: "news@chainmail.test" }, To: [{ Email: "x@example.com" }], Subject: "s", TextPart: "t" },
+          ],
+        },
+      },
+      { config, suppressions: serviceSuppressions(hostConfig("not-the-token-123456")) },
+    );
+    expect(output["messages sent"]).toBeUndefined();
+    expect(output.error?.details).toMatchObject({ code: "upstream_auth", field: "CHAINMAIL_SERVICE_TOKEN" });
+    expect(JSON.stringify(output)).not.toContain("not-the-token-123456");
+    await expect(pollMailEvents(hostConfig("not-the-token-123456"), undefined)).rejects.toMatchObject({
+      code: "upstream_auth",
+    });
   });
 });
