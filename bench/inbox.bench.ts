@@ -21,7 +21,7 @@ import { WebSocket } from "undici";
 import { createActivity, createLiveSale } from "../src/demo/activity.js";
 import { deployAll } from "../src/demo/contracts.js";
 import { startAnvil } from "../src/demo/devchain.js";
-import { IndexStore } from "../src/sources/index/store.js";
+import { IndexStore } from "../src/sources/own-index/store.js";
 import { listOutbox } from "../src/transports/outbox/store.js";
 import { startSmtp } from "../test/upstreams/smtp.js";
 

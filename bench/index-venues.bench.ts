@@ -17,8 +17,8 @@
 import { existsSync, mkdirSync, readdirSync, readFileSync, rmSync } from "node:fs";
 import { join } from "node:path";
 import { pathToFileURL } from "node:url";
-import type { RawLog } from "../src/sources/index/decode.js";
-import type { VenueTable } from "../src/sources/index/venues/index.js";
+import type { RawLog } from "../src/ingest/decode.js";
+import type { VenueTable } from "../src/ingest/venues/index.js";
 import { chainOf } from "./index.bench.js";
 import { interleaved, loadAverage, median, ratio, runProcess } from "./measure.js";
 

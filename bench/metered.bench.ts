@@ -22,11 +22,11 @@
 import { execFileSync, spawn } from "node:child_process";
 import { existsSync, mkdirSync, readFileSync, renameSync, rmSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
+import { PROVIDER } from "../src/chain/providers.js";
 import { createActivity, createBulkActivity } from "../src/demo/activity.js";
 import { deployAll } from "../src/demo/contracts.js";
 import { anvilBinary, type DevChain, startAnvil } from "../src/demo/devchain.js";
-import { PROVIDER } from "../src/sources/index/providers.js";
-import type { ActivityRow } from "../src/sources/index/store.js";
+import type { ActivityRow } from "../src/sources/own-index/store.js";
 import { allRows } from "../test/faults-chain.js";
 import { address, erc721Transfer, installEmitters, rpcCall, SENDER } from "../test/index-helpers.js";
 import { type Meter, type Metering, startMeteredRpc } from "../test/upstreams/metered.js";

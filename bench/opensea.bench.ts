@@ -14,7 +14,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { pathToFileURL } from "node:url";
 import { request } from "undici";
-import { IndexStore } from "../src/sources/index/store.js";
+import { IndexStore } from "../src/sources/own-index/store.js";
 import { OPENSEA_KEY } from "../test/upstreams/opensea.js";
 import { interleaved, loadAverage, median, pairedRatio, startUpstream } from "./measure.js";
 import { BENCH_CONTRACT } from "./upstream.js";

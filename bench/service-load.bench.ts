@@ -16,7 +16,7 @@ import { mkdirSync, rmSync } from "node:fs";
 import { join } from "node:path";
 import { createInterface } from "node:readline";
 import autocannon from "autocannon";
-import { IndexStore } from "../src/sources/index/store.js";
+import { IndexStore } from "../src/sources/own-index/store.js";
 import { scratchDatabase } from "../test/index-backend.js";
 import { rng, syntheticRow } from "./index-store.bench.js";
 import { interleaved, loadAverage, median } from "./measure.js";

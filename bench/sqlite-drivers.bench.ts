@@ -13,7 +13,7 @@ import { mkdirSync, rmSync } from "node:fs";
 import { join } from "node:path";
 import { SQLITE_DRIVERS } from "../src/core/env.js";
 import { loadSqliteDriver, type SqliteDriverName } from "../src/db/sqlite-driver.js";
-import { type ActivityRow, IndexStore, type PageQuery } from "../src/sources/index/store.js";
+import { type ActivityRow, IndexStore, type PageQuery } from "../src/sources/own-index/store.js";
 import { chainOf } from "./index.bench.js";
 import { rng, syntheticRow } from "./index-store.bench.js";
 import { interleaved, loadAverage, median, type ProcessRun, runProcess } from "./measure.js";

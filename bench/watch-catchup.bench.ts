@@ -8,8 +8,8 @@
  */
 import { mkdirSync, rmSync } from "node:fs";
 import { join } from "node:path";
-import { closeIndexSources } from "../src/sources/index/source.js";
-import { type ActivityRow, IndexStore } from "../src/sources/index/store.js";
+import { closeIndexSources } from "../src/sources/own-index/source.js";
+import { type ActivityRow, IndexStore } from "../src/sources/own-index/store.js";
 import { listOutbox } from "../src/transports/outbox/store.js";
 import { watch } from "../src/watch/watch.js";
 

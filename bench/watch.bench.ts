@@ -12,8 +12,8 @@ import { loadConfig } from "../src/core/config.js";
 import { createActivity, createLiveSale } from "../src/demo/activity.js";
 import { deployAll } from "../src/demo/contracts.js";
 import { startAnvil } from "../src/demo/devchain.js";
-import { indexChain } from "../src/sources/index/indexer.js";
-import { closeIndexSources } from "../src/sources/index/source.js";
+import { indexChain } from "../src/ingest/indexer.js";
+import { closeIndexSources } from "../src/sources/own-index/source.js";
 import { listOutbox } from "../src/transports/outbox/store.js";
 import { watch } from "../src/watch/watch.js";
 

@@ -19,7 +19,7 @@ const packages = join(root, "packages");
 
 /** Modules of the core a workflow package does not ship, and what to say instead. */
 const LEFT_OUT = {
-  "sources/index/source":
+  "sources/own-index/index":
     "The own index (NFT_SOURCE=index) is not part of this workflow package: run `chainmail serve` with NFT_SOURCE=index next to it and choose the chainmail service as the source.",
   "transports/smtp/transport": "The SMTP transport is not part of this workflow package: it sends through Mailjet.",
   "transports/outbox/transport": "The outbox transport is not part of this workflow package: it sends through Mailjet.",

@@ -6,7 +6,7 @@
  * retriever.
  */
 
-import type { IndexChainOptions, IndexChainResult } from "./sources/index/indexer.js";
+import type { IndexChainOptions, IndexChainResult } from "./ingest/index.js";
 import { closeNftSources } from "./sources/index.js";
 
 export { type Config, loadConfig, type RetryPolicy } from "./core/config.js";
@@ -92,6 +92,6 @@ export async function resendWatchMails(options: Parameters<typeof import("./watc
 
 /** Builds and follows the own index (`NFT_SOURCE=index`); loads the SQLite driver only when called. */
 export async function indexChain(options: IndexChainOptions): Promise<IndexChainResult> {
-  const indexer = await import("./sources/index/indexer.js");
+  const indexer = await import("./ingest/index.js");
   return indexer.indexChain(options);
 }

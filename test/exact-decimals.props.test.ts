@@ -8,8 +8,8 @@ import { parse as parseLossless } from "lossless-json";
 import { describe, expect, it } from "vitest";
 import { decimalText, exactDecimalOf, setExactDecimal } from "../src/core/exact-decimals.js";
 import { parseJson, stringifyJson, withExactStrings } from "../src/core/json.js";
-import { toRecord } from "../src/sources/index/source.js";
-import type { ActivityRow } from "../src/sources/index/store.js";
+import { toRecord } from "../src/sources/own-index/source.js";
+import type { ActivityRow } from "../src/sources/own-index/store.js";
 
 const RUNS = Number(process.env.PROPS_RUNS ?? 300);
 

@@ -6,8 +6,8 @@
 import { createActivity, createBulkActivity } from "../src/demo/activity.js";
 import { type Deployed, deployAll } from "../src/demo/contracts.js";
 import { type DevChain, startAnvil } from "../src/demo/devchain.js";
-import { indexChain } from "../src/sources/index/indexer.js";
-import { type ActivityRow, IndexStore } from "../src/sources/index/store.js";
+import { indexChain } from "../src/ingest/indexer.js";
+import { type ActivityRow, IndexStore } from "../src/sources/own-index/store.js";
 
 export interface FaultChain {
   anvil: DevChain;

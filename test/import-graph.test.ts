@@ -1,8 +1,10 @@
 /**
  * The shape of src's imports: no file reaches itself again through its imports (static, type-only and dynamic
  * `import()` alike), and the layers keep the directions that keep them easy to change: `core` imports none of
- * the others; `sources` and `transports` never import `nodes`, `cli` or `server`; `nodes` never import `cli` or
- * `server`.
+ * the others; `chain` imports only `core` and `schemas`; `sources` and `transports` never import `nodes`, `cli` or
+ * `server`; `ingest` never imports `nodes`, `cli`, `server` or `watch`; `nodes` never import `cli` or `server`. The
+ * folders split by job (`chain`, `ingest`, `sources/own-index`) are reached from outside through their face
+ * (`index.ts`) alone.
  */
 import { readdirSync, readFileSync } from "node:fs";
 import { dirname, join, relative, resolve } from "node:path";
@@ -71,11 +73,28 @@ const layer = (file: string) => file.split("/")[0] ?? file;
 const FORBIDDEN: Record<string, (to: string) => boolean> = {
   schemas: (to) => to !== "schemas",
   core: (to) => !["core", "schemas"].includes(to),
+  chain: (to) => !["chain", "core", "schemas"].includes(to),
+  ingest: (to) => ["nodes", "cli", "server", "watch"].includes(to),
   sources: (to) => ["nodes", "cli", "server"].includes(to),
   transports: (to) => ["nodes", "cli", "server"].includes(to),
   nodes: (to) => ["cli", "server"].includes(to),
   mail: (to) => ["nodes", "cli", "server", "watch"].includes(to),
 };
+
+/** Folders whose files the rest of src reaches only through the folder's face, its `index.ts`. */
+const FACED = ["chain", "ingest", "sources/own-index"];
+
+/** Each import from outside a faced folder into one of its files other than its face. */
+function pastFaces(graph: Map<string, string[]>, folders: readonly string[]): string[] {
+  const folderOf = (file: string) => folders.find((folder) => file.startsWith(`${folder}/`));
+  const breaches: string[] = [];
+  for (const [from, targets] of graph)
+    for (const to of targets) {
+      const folder = folderOf(to);
+      if (folder && folderOf(from) !== folder && to !== `${folder}/index.ts`) breaches.push(`${from} → ${to}`);
+    }
+  return breaches;
+}
 
 describe("src's imports", () => {
   const { graph, unresolved } = importGraph();
@@ -98,6 +117,21 @@ describe("src's imports", () => {
       for (const to of targets) if (forbidden(layer(to)) && layer(to) !== layer(from)) breaches.push(`${from} → ${to}`);
     }
     expect(breaches).toEqual([]);
+  });
+
+  it("reach the chain, the ingestion and the own index through their faces alone", () => {
+    for (const folder of FACED) expect(graph.has(`${folder}/index.ts`)).toBe(true);
+    expect(pastFaces(graph, FACED)).toEqual([]);
+  });
+
+  it("finds an import past a face when there is one (the check itself can fail)", () => {
+    const sample = new Map([
+      ["a/index.ts", ["a/inner.ts"]],
+      ["a/inner.ts", ["b/index.ts"]],
+      ["b/inner.ts", []],
+      ["c.ts", ["a/index.ts", "b/inner.ts"]],
+    ]);
+    expect(pastFaces(sample, ["a", "b"])).toEqual(["c.ts → b/inner.ts"]);
   });
 
   it("finds a cycle when there is one (the walker itself can fail)", () => {

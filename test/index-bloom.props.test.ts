@@ -7,9 +7,9 @@
 import fc from "fast-check";
 import { keccak256 as viemKeccak } from "viem";
 import { describe, expect, it } from "vitest";
-import { BloomBuilder, bloomBits, bloomHas, keccak256 } from "../src/sources/index/bloom.js";
-import { Watch } from "../src/sources/index/completeness.js";
-import { rangeRefusal, suggestedBlocks } from "../src/sources/index/provider-errors.js";
+import { BloomBuilder, bloomBits, bloomHas, keccak256 } from "../src/chain/bloom.js";
+import { rangeRefusal, suggestedBlocks } from "../src/chain/provider-errors.js";
+import { Watch } from "../src/ingest/completeness.js";
 
 const RUNS = Number(process.env.PROPS_RUNS ?? 300);
 const SEED = Number(process.env.PROPS_SEED ?? 19);

@@ -6,7 +6,7 @@ import pg from "pg";
 import { afterAll, beforeAll, describe, expect, it, vi } from "vitest";
 import { displayTarget } from "../src/db/database.js";
 import { freePort } from "../src/demo/devchain.js";
-import { IndexStore } from "../src/sources/index/store.js";
+import { IndexStore } from "../src/sources/own-index/store.js";
 import { CLI, runCli, warningsOf } from "./helpers.js";
 import { type IndexBackend, openBackend } from "./index-backend.js";
 import { type Anvil, address, erc721Transfer, installEmitters, startAnvil } from "./index-helpers.js";

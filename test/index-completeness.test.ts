@@ -4,9 +4,9 @@
  * whole, an empty block near the head whose bloom may hold a watched event is a suspect, and a far one is not.
  */
 import { describe, expect, it } from "vitest";
-import { BloomBuilder } from "../src/sources/index/bloom.js";
-import { type Header, judge, Watch } from "../src/sources/index/completeness.js";
-import { TOPIC } from "../src/sources/index/decode.js";
+import { BloomBuilder } from "../src/chain/bloom.js";
+import { type Header, judge, Watch } from "../src/ingest/completeness.js";
+import { TOPIC } from "../src/ingest/decode.js";
 
 const NFT = `0x${"72".repeat(20)}`;
 const OTHER = `0x${"9a".repeat(32)}`;

@@ -7,11 +7,11 @@ import { loadConfig } from "../src/core/config.js";
 import { runNode } from "../src/core/node.js";
 import consecutiveArtifact from "../src/demo/contracts/ConsecutiveMint.json" with { type: "json" };
 import { type Address, type Artifact, type ChainConnection, call, connect, deploy } from "../src/demo/contracts.js";
+import { CONSECUTIVE_CAP } from "../src/ingest/decode.js";
+import { indexChain } from "../src/ingest/indexer.js";
 import { nftTransactionsByContract } from "../src/nodes/index.js";
 import type { TransactionRecord } from "../src/schemas/transactions.js";
-import { CONSECUTIVE_CAP } from "../src/sources/index/decode.js";
-import { indexChain } from "../src/sources/index/indexer.js";
-import { closeIndexSources } from "../src/sources/index/source.js";
+import { closeIndexSources } from "../src/sources/own-index/source.js";
 import { type IndexBackend, openBackend } from "./index-backend.js";
 import { type Anvil, startAnvil } from "./index-helpers.js";
 

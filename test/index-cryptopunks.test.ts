@@ -8,9 +8,9 @@
 import { type Abi, formatUnits, type Hex } from "viem";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { type Address, type Artifact, type ChainConnection, call, connect } from "../src/demo/contracts.js";
+import { CRYPTOPUNKS } from "../src/ingest/venues/cryptopunks.js";
 import type { TransactionRecord } from "../src/schemas/transactions.js";
-import { closeIndexSources } from "../src/sources/index/source.js";
-import { CRYPTOPUNKS } from "../src/sources/index/venues/cryptopunks.js";
+import { closeIndexSources } from "../src/sources/own-index/source.js";
 import market from "./fixtures/cryptopunks/CryptoPunksMarket.json" with { type: "json" };
 import { runCli, warningsOf } from "./helpers.js";
 import { type IndexBackend, openBackend, recordsInIndex } from "./index-backend.js";

@@ -1,8 +1,8 @@
 /** Pure parts of the index: decoders on hostile logs, exact units, provider range hints, continuations. */
 import { describe, expect, it } from "vitest";
-import { decodeTransfer, formatUnits, type RawLog, TOPIC } from "../src/sources/index/decode.js";
-import { decodeContinuation, encodeContinuation } from "../src/sources/index/source.js";
-import { ORDER_FULFILLED, seaport } from "../src/sources/index/venues/seaport.js";
+import { decodeTransfer, formatUnits, type RawLog, TOPIC } from "../src/ingest/decode.js";
+import { ORDER_FULFILLED, seaport } from "../src/ingest/venues/seaport.js";
+import { decodeContinuation, encodeContinuation } from "../src/sources/own-index/source.js";
 import { address, orderFulfilledData, topic, word } from "./index-helpers.js";
 
 /** The Seaport decoder on one log alone (its transaction holds nothing else). */

@@ -9,10 +9,10 @@ import { type AnyNode, runNode } from "../src/core/node.js";
 import { type ActivityManifest, createActivity } from "../src/demo/activity.js";
 import { type Deployed, deployAll } from "../src/demo/contracts.js";
 import { type DevChain, startAnvil } from "../src/demo/devchain.js";
+import { indexChain } from "../src/ingest/indexer.js";
 import { nftTransactionsByContract, nftTransactionsByToken, nftTransactionsOnChain } from "../src/nodes/index.js";
 import type { TransactionRecord } from "../src/schemas/transactions.js";
-import { indexChain } from "../src/sources/index/indexer.js";
-import { closeIndexSources } from "../src/sources/index/source.js";
+import { closeIndexSources } from "../src/sources/own-index/source.js";
 import { type IndexBackend, openBackend } from "./index-backend.js";
 
 let chain: DevChain;

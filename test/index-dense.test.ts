@@ -12,8 +12,8 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { createBulkActivity } from "../src/demo/activity.js";
 import { deployAll } from "../src/demo/contracts.js";
 import { type DevChain, startAnvil } from "../src/demo/devchain.js";
-import { indexChain } from "../src/sources/index/indexer.js";
-import { IndexStore } from "../src/sources/index/store.js";
+import { indexChain } from "../src/ingest/indexer.js";
+import { IndexStore } from "../src/sources/own-index/store.js";
 import { startJsonRpcProxy } from "./upstreams/jsonrpc.js";
 
 const EVENTS = 40_000;

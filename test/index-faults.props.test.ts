@@ -7,7 +7,7 @@
 import fc from "fast-check";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { loadConfig } from "../src/core/config.js";
-import { indexChain } from "../src/sources/index/indexer.js";
+import { indexChain } from "../src/ingest/indexer.js";
 import { allRows, buildFaultChain, FAST_RETRIES, type FaultChain } from "./faults-chain.js";
 import { type IndexBackend, openBackend } from "./index-backend.js";
 import { type Faults, startFaultyRpc } from "./upstreams/faulty-rpc.js";

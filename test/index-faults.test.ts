@@ -10,8 +10,8 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { loadConfig } from "../src/core/config.js";
 import { createBulkActivity, createLiveSale } from "../src/demo/activity.js";
-import { indexChain } from "../src/sources/index/indexer.js";
-import type { ActivityRow } from "../src/sources/index/store.js";
+import { indexChain } from "../src/ingest/indexer.js";
+import type { ActivityRow } from "../src/sources/own-index/store.js";
 import { allRows, buildFaultChain, FAST_RETRIES as FAST, type FaultChain } from "./faults-chain.js";
 import { runCli } from "./helpers.js";
 import { type IndexBackend, openBackend } from "./index-backend.js";

@@ -1,5 +1,5 @@
 /**
- * The index's calls to the node (src/sources/index/fetcher.ts) and its reorganisation handling (reorg.ts) on their
+ * The index's calls to the node (src/ingest/fetcher.ts) and its reorganisation handling (reorg.ts) on their
  * own, against a real anvil behind the test's JSON-RPC proxy (test/upstreams/jsonrpc.ts), which refuses log ranges
  * over 3 blocks in Alchemy's words; the reorg checks run over a real SQLite index.
  */
@@ -7,14 +7,14 @@ import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { type Header, LagWait } from "../src/sources/index/completeness.js";
-import { TOPIC } from "../src/sources/index/decode.js";
-import { Fetcher } from "../src/sources/index/fetcher.js";
-import { RangePlanner } from "../src/sources/index/range-planner.js";
-import { RangeSizer } from "../src/sources/index/range-sizer.js";
-import { Reorgs } from "../src/sources/index/reorg.js";
-import { RpcClient } from "../src/sources/index/rpc.js";
-import { IndexStore } from "../src/sources/index/store.js";
+import { RpcClient } from "../src/chain/rpc.js";
+import { type Header, LagWait } from "../src/ingest/completeness.js";
+import { TOPIC } from "../src/ingest/decode.js";
+import { Fetcher } from "../src/ingest/fetcher.js";
+import { RangePlanner } from "../src/ingest/range-planner.js";
+import { RangeSizer } from "../src/ingest/range-sizer.js";
+import { Reorgs } from "../src/ingest/reorg.js";
+import { IndexStore } from "../src/sources/own-index/store.js";
 import { testConfig } from "./helpers.js";
 import { type Anvil, address, erc721Transfer, installEmitters, SENDER, startAnvil } from "./index-helpers.js";
 import { type JsonRpcProxy, startJsonRpcProxy } from "./upstreams/jsonrpc.js";

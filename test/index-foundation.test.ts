@@ -9,8 +9,8 @@
  */
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { type Address, artifacts, type ChainConnection, call, connect, deploy } from "../src/demo/contracts.js";
-import { closeIndexSources } from "../src/sources/index/source.js";
-import { FOUNDATION_MARKET } from "../src/sources/index/venues/foundation.js";
+import { FOUNDATION_MARKET } from "../src/ingest/venues/foundation.js";
+import { closeIndexSources } from "../src/sources/own-index/source.js";
 import fethJson from "./fixtures/foundation/FETH.json" with { type: "json" };
 import treasuryJson from "./fixtures/foundation/FoundationTreasury.json" with { type: "json" };
 import marketJson from "./fixtures/foundation/NFTMarket.json" with { type: "json" };

@@ -5,7 +5,7 @@
  */
 import fc from "fast-check";
 import { describe, expect, it } from "vitest";
-import { messageOf } from "../src/sources/index/head-subscription.js";
+import { messageOf } from "../src/chain/head-subscription.js";
 
 const RUNS = Number(process.env.PROPS_RUNS ?? 300);
 const SEED = Number(process.env.PROPS_SEED ?? 19);

@@ -4,10 +4,10 @@
  * subscription drops the indexer polls, missing no block, until it subscribes again.
  */
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import type { HeadMode } from "../src/sources/index/head-subscription.js";
-import { subscriptionUrl } from "../src/sources/index/head-subscription.js";
-import { indexChain } from "../src/sources/index/indexer.js";
-import { type ActivityRow, IndexStore } from "../src/sources/index/store.js";
+import type { HeadMode } from "../src/chain/head-subscription.js";
+import { subscriptionUrl } from "../src/chain/head-subscription.js";
+import { indexChain } from "../src/ingest/indexer.js";
+import { type ActivityRow, IndexStore } from "../src/sources/own-index/store.js";
 import { testConfig } from "./helpers.js";
 import { type IndexBackend, openBackend } from "./index-backend.js";
 import { type Anvil, address, erc721Transfer, installEmitters, startAnvil } from "./index-helpers.js";

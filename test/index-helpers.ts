@@ -5,8 +5,8 @@
  */
 import { setTimeout as sleep } from "node:timers/promises";
 import { startAnvil as startDevChain } from "../src/demo/devchain.js";
-import { TOPIC } from "../src/sources/index/decode.js";
-import { ORDER_FULFILLED } from "../src/sources/index/venues/seaport.js";
+import { TOPIC } from "../src/ingest/decode.js";
+import { ORDER_FULFILLED } from "../src/ingest/venues/seaport.js";
 
 export interface Anvil {
   rpcUrl: string;

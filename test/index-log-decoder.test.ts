@@ -1,5 +1,5 @@
 /**
- * Logs → records on their own (src/sources/index/log-decoder.ts, record.ts, pricing.ts): an `eth_getLogs` answer
+ * Logs → records on their own (src/ingest/log-decoder.ts, record.ts, pricing.ts): an `eth_getLogs` answer
  * decoded without a node, priced through a real SQLite index (its token and feed-answer tables), each record built
  * in one shape and stamped with its block's time.
  */
@@ -7,13 +7,13 @@ import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { type RawLog, TOPIC } from "../src/sources/index/decode.js";
-import { LogDecoder } from "../src/sources/index/log-decoder.js";
-import { Pricing } from "../src/sources/index/pricing.js";
-import { recordOf, stampTimes } from "../src/sources/index/record.js";
-import { IndexStore } from "../src/sources/index/store.js";
-import { MAINNET_SEAPORTS, venueTable } from "../src/sources/index/venues/index.js";
-import { ORDER_FULFILLED } from "../src/sources/index/venues/seaport.js";
+import { type RawLog, TOPIC } from "../src/ingest/decode.js";
+import { LogDecoder } from "../src/ingest/log-decoder.js";
+import { Pricing } from "../src/ingest/pricing.js";
+import { MAINNET_SEAPORTS, venueTable } from "../src/ingest/venues/index.js";
+import { ORDER_FULFILLED } from "../src/ingest/venues/seaport.js";
+import { recordOf, stampTimes } from "../src/sources/own-index/record.js";
+import { IndexStore } from "../src/sources/own-index/store.js";
 import { address, orderFulfilledData, topic } from "./index-helpers.js";
 
 const NFT = address(0xa1);

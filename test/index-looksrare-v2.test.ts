@@ -20,9 +20,9 @@ import {
   connect,
   deploy,
 } from "../src/demo/contracts.js";
+import { LOOKSRARE_V2 } from "../src/ingest/venues/looksrare.js";
 import type { TransactionRecord } from "../src/schemas/transactions.js";
-import { closeIndexSources } from "../src/sources/index/source.js";
-import { LOOKSRARE_V2 } from "../src/sources/index/venues/looksrare.js";
+import { closeIndexSources } from "../src/sources/own-index/source.js";
 import looksRareProtocol from "./fixtures/looksrare-v2/LooksRareProtocol.json" with { type: "json" };
 import transferManager from "./fixtures/looksrare-v2/TransferManager.json" with { type: "json" };
 import { runCli, warningsOf } from "./helpers.js";

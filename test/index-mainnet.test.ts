@@ -4,10 +4,10 @@
  * record is compared with the values the fixture's source (or, where it says so, a hand reading) gives.
  */
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { formatUnits, TOPIC } from "../src/ingest/decode.js";
+import { indexChain } from "../src/ingest/indexer.js";
 import type { TransactionRecord } from "../src/schemas/transactions.js";
-import { formatUnits, TOPIC } from "../src/sources/index/decode.js";
-import { indexChain } from "../src/sources/index/indexer.js";
-import { closeIndexSources } from "../src/sources/index/source.js";
+import { closeIndexSources } from "../src/sources/own-index/source.js";
 import { runCli, warningsOf } from "./helpers.js";
 import { type IndexBackend, openBackend, recordsInIndex } from "./index-backend.js";
 import { loadFixtures, type MainnetFixture, type MainnetNode, startMainnetNode } from "./upstreams/mainnet-logs.js";

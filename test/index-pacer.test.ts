@@ -1,12 +1,12 @@
 /**
- * The pacer (src/sources/index/pacer.ts) on its own, against a simulated provider on a simulated clock: the wait
+ * The pacer (src/chain/pacer.ts) on its own, against a simulated provider on a simulated clock: the wait
  * it asks for advances the clock, so a minute of pacing runs in milliseconds and nothing depends on the machine's
  * speed. The provider bills Alchemy's table and throttles past a budget per 1-second window, or throttles a random
  * share of requests whatever the rate.
  */
 import { describe, expect, it } from "vitest";
-import { Pacer } from "../src/sources/index/pacer.js";
-import { PROVIDER } from "../src/sources/index/providers.js";
+import { Pacer } from "../src/chain/pacer.js";
+import { PROVIDER } from "../src/chain/providers.js";
 import { seededRandom } from "./upstreams/provider-words.js";
 
 interface Simulation {

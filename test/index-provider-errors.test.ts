@@ -1,6 +1,6 @@
 /**
  * Reading providers' refusals in their own words: every wording below is a provider's answer as its users quote it
- * in public issues (sources in src/sources/index/provider-errors.ts), each with the size it states or suggests.
+ * in public issues (sources in src/chain/provider-errors.ts), each with the size it states or suggests.
  */
 import { describe, expect, it } from "vitest";
 import {
@@ -10,7 +10,7 @@ import {
   isUnknownBlock,
   rangeRefusal,
   suggestedBlocks,
-} from "../src/sources/index/provider-errors.js";
+} from "../src/chain/provider-errors.js";
 
 const FROM = 0x10;
 

@@ -6,13 +6,13 @@
  */
 import fc from "fast-check";
 import { describe, expect, it } from "vitest";
-import type { Header } from "../src/sources/index/completeness.js";
-import { type RawLog, TOPIC } from "../src/sources/index/decode.js";
-import { LogDecoder } from "../src/sources/index/log-decoder.js";
-import { PROVIDER } from "../src/sources/index/providers.js";
-import { DEFAULT_MAX_RANGE, sizerFor } from "../src/sources/index/range-sizer.js";
-import { stampTimes, timelessBlocks } from "../src/sources/index/record.js";
-import { venueTable } from "../src/sources/index/venues/index.js";
+import { PROVIDER } from "../src/chain/providers.js";
+import type { Header } from "../src/ingest/completeness.js";
+import { type RawLog, TOPIC } from "../src/ingest/decode.js";
+import { LogDecoder } from "../src/ingest/log-decoder.js";
+import { DEFAULT_MAX_RANGE, sizerFor } from "../src/ingest/range-sizer.js";
+import { venueTable } from "../src/ingest/venues/index.js";
+import { stampTimes, timelessBlocks } from "../src/sources/own-index/record.js";
 import { address, topic } from "./index-helpers.js";
 
 const NFT = address(0xa1);

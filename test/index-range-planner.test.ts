@@ -1,13 +1,13 @@
 /**
- * The range planner on its own (src/sources/index/range-planner.ts): which ranges are read, how many at once, and
+ * The range planner on its own (src/ingest/range-planner.ts): which ranges are read, how many at once, and
  * how a range to read again goes back in line. Reads are in-process promises the test settles, each a `read` fact
  * that teaches the sizer nothing (the tests set what it knows); the sizer is the real one.
  */
 import { describe, expect, it } from "vitest";
-import type { ReadFact } from "../src/sources/index/range-facts.js";
-import { RangePlanner } from "../src/sources/index/range-planner.js";
-import { LOGS_PER_RANGE, RangeSizer } from "../src/sources/index/range-sizer.js";
-import { RpcError } from "../src/sources/index/rpc.js";
+import { RpcError } from "../src/chain/rpc.js";
+import type { ReadFact } from "../src/ingest/range-facts.js";
+import { RangePlanner } from "../src/ingest/range-planner.js";
+import { LOGS_PER_RANGE, RangeSizer } from "../src/ingest/range-sizer.js";
 
 /** A range read, with nothing seen for the sizer to learn. */
 function readOf(from: number, to: number): Extract<ReadFact, { kind: "read" }> {

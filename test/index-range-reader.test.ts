@@ -1,17 +1,17 @@
 /**
- * One range read on its own (src/sources/index/range-reader.ts), against a real anvil behind the test's JSON-RPC
+ * One range read on its own (src/ingest/range-reader.ts), against a real anvil behind the test's JSON-RPC
  * proxy (test/upstreams/jsonrpc.ts; log ranges over 3 blocks refused in Alchemy's words): each thing a read can
  * come to is one fact (range-facts.ts), and the reader sizes nothing (the sizer it is given is left as it was).
  */
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { type Header, Watch } from "../src/sources/index/completeness.js";
-import { TOPIC } from "../src/sources/index/decode.js";
-import { Fetcher } from "../src/sources/index/fetcher.js";
-import { LogDecoder } from "../src/sources/index/log-decoder.js";
-import { RangeReader } from "../src/sources/index/range-reader.js";
-import { RangeSizer } from "../src/sources/index/range-sizer.js";
-import { RpcClient } from "../src/sources/index/rpc.js";
-import { MAINNET_SEAPORTS, venueTable } from "../src/sources/index/venues/index.js";
+import { RpcClient } from "../src/chain/rpc.js";
+import { type Header, Watch } from "../src/ingest/completeness.js";
+import { TOPIC } from "../src/ingest/decode.js";
+import { Fetcher } from "../src/ingest/fetcher.js";
+import { LogDecoder } from "../src/ingest/log-decoder.js";
+import { RangeReader } from "../src/ingest/range-reader.js";
+import { RangeSizer } from "../src/ingest/range-sizer.js";
+import { MAINNET_SEAPORTS, venueTable } from "../src/ingest/venues/index.js";
 import { testConfig } from "./helpers.js";
 import { type Anvil, address, erc721Transfer, installEmitters, SENDER, startAnvil } from "./index-helpers.js";
 import { type JsonRpcProxy, type RpcMessage, startJsonRpcProxy } from "./upstreams/jsonrpc.js";

@@ -15,8 +15,8 @@
 import { encodeAbiParameters, type Hex, keccak256, maxUint256, toHex } from "viem";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { type Address, artifacts, type ChainConnection, call, connect, deploy } from "../src/demo/contracts.js";
-import { closeIndexSources } from "../src/sources/index/source.js";
-import { RARIBLE_V1, RARIBLE_V2 } from "../src/sources/index/venues/rarible.js";
+import { RARIBLE_V1, RARIBLE_V2 } from "../src/ingest/venues/rarible.js";
+import { closeIndexSources } from "../src/sources/own-index/source.js";
 import erc20ProxyJson from "./fixtures/rarible/ERC20TransferProxy.json" with { type: "json" };
 import lazyProxyJson from "./fixtures/rarible/ERC721LazyMintTransferProxy.json" with { type: "json" };
 import tokenJson from "./fixtures/rarible/ERC721RaribleMinimal.json" with { type: "json" };

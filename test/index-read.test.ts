@@ -15,7 +15,7 @@ import { displayTarget } from "../src/db/database.js";
 import { sqliteDriver } from "../src/db/sqlite-driver.js";
 import { nftTransactionsByContract, nftTransactionsOnChain } from "../src/nodes/index.js";
 import { startServer } from "../src/server/index.js";
-import { closeIndexSources } from "../src/sources/index/source.js";
+import { closeIndexSources } from "../src/sources/own-index/source.js";
 import { openWatchStore } from "../src/watch/db-store.js";
 import { runCli } from "./helpers.js";
 import { type IndexBackend, openBackend, scratchDatabase } from "./index-backend.js";

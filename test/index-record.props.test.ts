@@ -1,5 +1,5 @@
 /**
- * The record's column table (src/sources/index/record.ts) means exactly what the hand-written shapes it replaced
+ * The record's column table (src/sources/own-index/record.ts) means exactly what the hand-written shapes it replaced
  * meant (kept here as the reference): the same column list in the same order, the same row from a decoded record
  * (`recordOf`: values, keys and their order, shared strings), the same row from an engine's positional values
  * (`activityRow`: SQLite's REAL price_usd read back as a string), and a stored row read back as itself. Fixed seed
@@ -7,8 +7,14 @@
  */
 import fc from "fast-check";
 import { describe, expect, it } from "vitest";
-import type { Activity } from "../src/sources/index/decode.js";
-import { ACTIVITY_COLUMNS, type ActivityRow, activityRow, type Price, recordOf } from "../src/sources/index/record.js";
+import type { Activity } from "../src/ingest/decode.js";
+import {
+  ACTIVITY_COLUMNS,
+  type ActivityRow,
+  activityRow,
+  type Price,
+  recordOf,
+} from "../src/sources/own-index/record.js";
 
 const RUNS = Number(process.env.PROPS_RUNS ?? 300);
 const SEED = Number(process.env.PROPS_SEED ?? 29);

@@ -1,5 +1,5 @@
 /**
- * The index source's records (src/sources/index/source.ts `toRecord`) mean exactly what the first, plainer mapping
+ * The index source's records (src/sources/own-index/source.ts `toRecord`) mean exactly what the first, plainer mapping
  * (spreads, one date per row; kept here as the reference) meant: the same values, the same keys in the same order
  * (the raw body is their JSON), integers beyond 2^53 exact, on any row the store can hold, in any order of
  * timestamps (the date of the previous row is reused when it is the same). Fixed seed (PROPS_SEED); PROPS_RUNS
@@ -8,8 +8,8 @@
 import fc from "fast-check";
 import { describe, expect, it } from "vitest";
 import { toExactInteger } from "../src/core/json.js";
-import { toRecord } from "../src/sources/index/source.js";
-import type { ActivityRow } from "../src/sources/index/store.js";
+import { toRecord } from "../src/sources/own-index/source.js";
+import type { ActivityRow } from "../src/sources/own-index/store.js";
 
 const RUNS = Number(process.env.PROPS_RUNS ?? 300);
 const SEED = Number(process.env.PROPS_SEED ?? 23);

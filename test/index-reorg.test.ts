@@ -6,11 +6,11 @@ import { setTimeout as sleep } from "node:timers/promises";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { loadConfig } from "../src/core/config.js";
 import { runNode } from "../src/core/node.js";
+import { TOPIC } from "../src/ingest/decode.js";
+import { indexChain } from "../src/ingest/indexer.js";
 import { nftTransactionsOnChain } from "../src/nodes/index.js";
-import { TOPIC } from "../src/sources/index/decode.js";
-import { indexChain } from "../src/sources/index/indexer.js";
-import { closeIndexSources } from "../src/sources/index/source.js";
-import { type ActivityRow, IndexStore } from "../src/sources/index/store.js";
+import { closeIndexSources } from "../src/sources/own-index/source.js";
+import { type ActivityRow, IndexStore } from "../src/sources/own-index/store.js";
 import { type IndexBackend, openBackend } from "./index-backend.js";
 import { type Anvil, address, emitTx, erc721Transfer, installEmitters, startAnvil, topic } from "./index-helpers.js";
 

@@ -1,7 +1,7 @@
 /**
  * Seaport fills named by the venue of their order, on anvil: Seaport 1.6 (the build `@opensea/seaport-js` ships)
  * fills orders whose zone or fee wallet is a marketplace's, as that marketplace's orders carry them (the rules and
- * their public sources in src/sources/index/venues/seaport.ts, docs/venues.md). Orders are pre-validated on-chain
+ * their public sources in src/ingest/venues/seaport.ts, docs/venues.md). Orders are pre-validated on-chain
  * and filled with `fulfillOrder`; one fill carries another site's domain tag after its calldata, which must not
  * change the venue. `chainmail index --seaport <address>` reads them back; every field of every sale record is
  * compared with the order that was filled.
@@ -9,8 +9,8 @@
 import { encodeFunctionData, type Hex, maxUint256 } from "viem";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { type Address, artifacts, type ChainConnection, call, connect, deploy } from "../src/demo/contracts.js";
-import { closeIndexSources } from "../src/sources/index/source.js";
-import { SEAPORT_VENUES } from "../src/sources/index/venues/seaport.js";
+import { SEAPORT_VENUES } from "../src/ingest/venues/seaport.js";
+import { closeIndexSources } from "../src/sources/own-index/source.js";
 import { type IndexBackend, openBackend, recordsInIndex } from "./index-backend.js";
 import { type Anvil, startAnvil } from "./index-helpers.js";
 import { ETH, expectedSale, indexDevChain, type Trade, ZERO } from "./venue-anvil.js";

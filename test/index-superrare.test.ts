@@ -8,12 +8,8 @@
  */
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { type Address, artifacts, type ChainConnection, call, connect, deploy } from "../src/demo/contracts.js";
-import { closeIndexSources } from "../src/sources/index/source.js";
-import {
-  SUPERRARE_AUCTION_HOUSE,
-  SUPERRARE_MARKET_AUCTION_V2,
-  SUPERRARE_V1,
-} from "../src/sources/index/venues/superrare.js";
+import { SUPERRARE_AUCTION_HOUSE, SUPERRARE_MARKET_AUCTION_V2, SUPERRARE_V1 } from "../src/ingest/venues/superrare.js";
+import { closeIndexSources } from "../src/sources/own-index/source.js";
 import settingsJson from "./fixtures/superrare/MarketplaceSettings.json" with { type: "json" };
 import superRareV1Json from "./fixtures/superrare/SupeRare.json" with { type: "json" };
 import houseJson from "./fixtures/superrare/SuperRareAuctionHouse.json" with { type: "json" };

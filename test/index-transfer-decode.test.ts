@@ -6,7 +6,7 @@
 import fc from "fast-check";
 import { decodeEventLog, encodeAbiParameters, encodeEventTopics, getAddress, type Hex, parseAbi } from "viem";
 import { describe, expect, it } from "vitest";
-import { decodeTransfer, type RawLog } from "../src/sources/index/decode.js";
+import { decodeTransfer, type RawLog } from "../src/ingest/decode.js";
 
 const abi = parseAbi([
   "event Transfer(address indexed from, address indexed to, uint256 indexed tokenId)",

@@ -13,8 +13,8 @@ import { afterAll, describe, expect, it } from "vitest";
 import { buildProgram } from "../src/cli/program.js";
 import { urlProblem } from "../src/core/env.js";
 import { ChainmailError } from "../src/core/errors.js";
-import { indexChain } from "../src/sources/index/indexer.js";
-import { MAX_VERIFY_URL, verifyRpcProblem } from "../src/sources/index/verify.js";
+import { indexChain } from "../src/ingest/indexer.js";
+import { MAX_VERIFY_URL, verifyRpcProblem } from "../src/ingest/verify.js";
 
 const RUNS = Number(process.env.PROPS_RUNS ?? 300);
 const SEED = Number(process.env.PROPS_SEED ?? 20261128);

@@ -13,15 +13,15 @@
  * And the extra calls each option costs, counted.
  */
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { RpcClient } from "../src/chain/rpc.js";
 import { loadConfig } from "../src/core/config.js";
 import { createActivity, createBulkActivity } from "../src/demo/activity.js";
 import { type Deployed, deployAll } from "../src/demo/contracts.js";
 import { type DevChain, startAnvil } from "../src/demo/devchain.js";
-import { type Header, readReceipts, Watch } from "../src/sources/index/completeness.js";
-import { TOPIC } from "../src/sources/index/decode.js";
-import { indexChain } from "../src/sources/index/indexer.js";
-import { RpcClient } from "../src/sources/index/rpc.js";
-import type { ActivityRow } from "../src/sources/index/store.js";
+import { type Header, readReceipts, Watch } from "../src/ingest/completeness.js";
+import { TOPIC } from "../src/ingest/decode.js";
+import { indexChain } from "../src/ingest/indexer.js";
+import type { ActivityRow } from "../src/sources/own-index/store.js";
 import { allRows, FAST_RETRIES as FAST } from "./faults-chain.js";
 import { runCli, testConfig } from "./helpers.js";
 import { type IndexBackend, openBackend } from "./index-backend.js";

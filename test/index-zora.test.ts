@@ -9,14 +9,14 @@
 import { maxUint256 } from "viem";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { type Address, artifacts, type ChainConnection, call, connect, deploy } from "../src/demo/contracts.js";
-import { closeIndexSources } from "../src/sources/index/source.js";
 import {
   ZORA_ASKS_CORE_ETH,
   ZORA_ASKS_PRIVATE_ETH,
   ZORA_ASKS_V1_1,
   ZORA_AUCTION_HOUSE,
   ZORA_OFFERS_V1,
-} from "../src/sources/index/venues/zora.js";
+} from "../src/ingest/venues/zora.js";
+import { closeIndexSources } from "../src/sources/own-index/source.js";
 import asksCoreEthJson from "./fixtures/zora/AsksCoreEth.json" with { type: "json" };
 import asksPrivateEthJson from "./fixtures/zora/AsksPrivateEth.json" with { type: "json" };
 import asksV11Json from "./fixtures/zora/AsksV1_1.json" with { type: "json" };

@@ -11,7 +11,7 @@
  */
 import fc from "fast-check";
 import { describe, expect, it } from "vitest";
-import { resultSlices } from "../src/sources/index/result-slices.js";
+import { resultSlices } from "../src/chain/result-slices.js";
 
 const RUNS = Number(process.env.PROPS_RUNS ?? 300);
 const SEED = Number(process.env.PROPS_SEED ?? 20261124);

@@ -9,7 +9,7 @@ import { mkdtempSync, readdirSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { indexChain } from "../src/sources/index/indexer.js";
+import { indexChain } from "../src/ingest/indexer.js";
 import { listOutbox } from "../src/transports/outbox/store.js";
 import { openWatchStore } from "../src/watch/db-store.js";
 import { runCli } from "./helpers.js";

@@ -1,6 +1,6 @@
 /** Shared by the watch tests: an anvil with an NFT and a Seaport emitter, sales on it, and a log catcher. */
 import type { Logger } from "../src/core/node.js";
-import { ORDER_FULFILLED } from "../src/sources/index/venues/seaport.js";
+import { ORDER_FULFILLED } from "../src/ingest/venues/seaport.js";
 import {
   type Anvil,
   address,

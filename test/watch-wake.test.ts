@@ -1,5 +1,5 @@
 /**
- * The watch learns of new records from the index without waiting its poll interval (sources/index/commits.ts): in
+ * The watch learns of new records from the index without waiting its poll interval (sources/own-index/commits.ts): in
  * one process by the index's in-process signal, from another process through SQLite's data_version and the cursor
  * (PostgreSQL's LISTEN/NOTIFY: test/services/watch-wake.pg.test.ts). Poll intervals here are an hour: a test that
  * finishes was woken by the index, never by its poll.
@@ -7,10 +7,10 @@
 import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { openDatabase } from "../src/db/database.js";
-import { IndexCommits } from "../src/sources/index/commits.js";
-import { indexChain } from "../src/sources/index/indexer.js";
-import { closeIndexSources } from "../src/sources/index/source.js";
-import { IndexStore } from "../src/sources/index/store.js";
+import { indexChain } from "../src/ingest/indexer.js";
+import { IndexCommits } from "../src/sources/own-index/commits.js";
+import { closeIndexSources } from "../src/sources/own-index/source.js";
+import { IndexStore } from "../src/sources/own-index/store.js";
 import { listOutbox } from "../src/transports/outbox/store.js";
 import { watch } from "../src/watch/watch.js";
 import { type IndexBackend, openBackend } from "./index-backend.js";

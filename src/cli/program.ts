@@ -2,6 +2,8 @@
 import { readFileSync } from "node:fs";
 import { Command } from "commander";
 import { checkSettings } from "../core/env.js";
+import { nftSourceChoices } from "../sources/catalog.js";
+import { mailTransportChoices } from "../transports/catalog.js";
 import { registerDemo } from "./commands/demo.js";
 import { registerIndexChain } from "./commands/index-chain.js";
 import { registerMail } from "./commands/mail.js";
@@ -16,24 +18,28 @@ function packageVersion(): string {
   return JSON.parse(readFileSync(new URL("../../package.json", import.meta.url), "utf8")).version;
 }
 
-/**
- * The settings that choose where records come from and where mail goes, with the credentials each choice needs:
- * what someone told `params.api_key is required` looks for (every setting: docs/configuration.md).
- */
-const CHOICES_HELP = `
-Where records come from and where mail goes (environment variables):
-  NFT_SOURCE=nftport        NFTPort, the default: NFTPORT_API_KEY (or params.api_key in each input)
-  NFT_SOURCE=opensea        OpenSea: OPENSEA_API_KEY (or params.api_key) and, for blocks and USD prices,
-                            INDEX_RPC_URL
-  NFT_SOURCE=index          the own index that \`chainmail index\` builds: INDEX_DB; no key
-  NFT_SOURCE=index+opensea  the own index, bids and listings from OpenSea: INDEX_DB, OPENSEA_API_KEY
-  NFT_SOURCE=service        another \`chainmail serve\`: CHAINMAIL_SERVICE_URL, CHAINMAIL_SERVICE_TOKEN
-  EMAIL_TRANSPORT=mailjet   Mailjet, the default: MAILJET_API_KEY and MAILJET_SECRET_KEY (or params)
-  EMAIL_TRANSPORT=smtp      an SMTP server: SMTP_URL, e.g. smtps://user:password@smtp.example.com:465
-  EMAIL_TRANSPORT=outbox    .eml files in OUTBOX_DIR (default ./data/outbox), nothing sent
+/** One choice's lines of the help: `  NFT_SOURCE=<id>` then its words, further lines under its words. */
+function choiceLines(variable: string, choice: { id: string; help: readonly string[] }): string[] {
+  const name = `  ${`${variable}=${choice.id}`.padEnd(24)}  `;
+  return choice.help.map((line, at) => `${at === 0 ? name : " ".repeat(name.length)}${line}`);
+}
 
-Every setting is checked before a command runs: a bad one is named (exit 2).
-All settings: docs/configuration.md in the chainmail repository.`;
+/**
+ * The settings that choose where records come from and where mail goes, with the credentials each choice needs
+ * (each source's and transport's definition says them): what someone told `params.api_key is required` looks for
+ * (every setting: docs/configuration.md).
+ */
+export function choicesHelp(): string {
+  return [
+    "",
+    "Where records come from and where mail goes (environment variables):",
+    ...nftSourceChoices().flatMap((choice) => choiceLines("NFT_SOURCE", choice)),
+    ...mailTransportChoices().flatMap((choice) => choiceLines("EMAIL_TRANSPORT", choice)),
+    "",
+    "Every setting is checked before a command runs: a bad one is named (exit 2).",
+    "All settings: docs/configuration.md in the chainmail repository.",
+  ].join("\n");
+}
 
 export function buildProgram(): Command {
   const program = new Command()
@@ -53,7 +59,7 @@ export function buildProgram(): Command {
   registerOutbox(program);
   registerMail(program);
   registerWatch(program);
-  program.addHelpText("after", CHOICES_HELP);
+  program.addHelpText("after", choicesHelp());
   hintHelpAfterErrors(program);
   return program;
 }

@@ -25,7 +25,7 @@ import { ChainmailError } from "./errors.js";
 export const NFT_SOURCES = ["nftport", "index", "opensea", "index+opensea", "service"] as const;
 export const EMAIL_TRANSPORTS = ["mailjet", "smtp", "outbox"] as const;
 export const SQLITE_DRIVERS = ["node", "better-sqlite3"] as const;
-/** The hosted providers whose published costs and limits the index knows (sources/index/providers.ts). */
+/** The hosted providers whose published costs and limits the index knows (chain/providers.ts). */
 export const INDEX_RPC_PROVIDERS = ["alchemy", "infura", "quicknode", "generic"] as const;
 
 interface Doc {

@@ -6,9 +6,8 @@ import type { MailStore, SendRecord } from "../mail/store.js";
 import { withUnsubscribeHeaders } from "../mail/unsubscribe.js";
 import { ErrorPayloadSchema, RawResponse } from "../schemas/common.js";
 import { EmailParams, EmailRequest, MessagesSent } from "../schemas/email.js";
-import { resolveMailTransport, transportViolations } from "../transports/index.js";
+import { operatorParams, resolveMailTransport, transportViolations } from "../transports/index.js";
 import { isObject, messageProblems } from "../transports/message-rules.js";
-import { NO_LOGIN } from "../transports/types.js";
 
 /**
  * Sends a batch of messages through the configured transport (Mailjet Send API v3.1 by default) and reports one
@@ -64,16 +63,15 @@ async function record(store: MailStore, records: SendRecord[], ctx: RunContext):
 }
 
 /**
- * Uses the operator's MAILJET_API_KEY / MAILJET_SECRET_KEY when the caller gave no credentials at all. The smtp
- * and outbox transports need none from the caller (smtp logs in with SMTP_URL's login).
+ * Uses the operator's login when the caller gave no credentials at all (the transport's definition says it:
+ * MAILJET_API_KEY / MAILJET_SECRET_KEY; smtp and outbox need none from the caller, smtp logs in with SMTP_URL's).
  */
 function withOperatorCredentials(input: Record<string, unknown>, ctx: RunContext): Record<string, unknown> {
   const given = input.params;
   const empty = given === undefined || (isObject(given) && Object.keys(given).length === 0);
-  if (empty && ctx.config.emailTransport !== "mailjet") return { ...input, params: { ...NO_LOGIN } };
-  const { userId, password } = ctx.config.mailjet;
-  if (!empty || !userId || !password) return input;
-  return { ...input, params: { "user id": userId, password } };
+  if (!empty) return input;
+  const operator = operatorParams(ctx.config);
+  return operator ? { ...input, params: { ...operator } } : input;
 }
 
 /**

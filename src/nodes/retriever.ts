@@ -3,8 +3,8 @@ import type { Type } from "@sinclair/typebox";
 import type { RunContext } from "../core/node.js";
 import { ErrorPayloadSchema, RawResponse } from "../schemas/common.js";
 import { NftParams, RetrieverResult } from "../schemas/transactions.js";
-import { resolveNftSource } from "../sources/index.js";
-import { type NftSource, NO_API_KEY, type RetrieverOutcome } from "../sources/types.js";
+import { operatorApiKey, resolveNftSource } from "../sources/index.js";
+import type { NftSource, RetrieverOutcome } from "../sources/types.js";
 
 export const retrieverOutputs = {
   data: RetrieverResult,
@@ -15,22 +15,14 @@ export const retrieverOutputs = {
 export const retrieverInputs = <Q extends ReturnType<typeof Type.Object>>(query: Q) => ({ query, params: NftParams });
 
 /**
- * Fills `params.api_key` from the operator's key of the configured source (NFTPORT_API_KEY, OPENSEA_API_KEY) when
- * the caller gave none. With NFT_SOURCE=index or service the key means nothing and may be omitted; with index+opensea it is
- * needed only for what OpenSea answers (bids and listings), and that part says so when it is missing.
+ * Fills `params.api_key` from the operator's key of the configured source (its definition's `operatorApiKey`:
+ * NFTPORT_API_KEY, OPENSEA_API_KEY) when the caller gave none. With NFT_SOURCE=index or service the key means
+ * nothing and may be omitted.
  */
 export function withApiKeyDefault(input: Record<string, unknown>, ctx: RunContext): Record<string, unknown> {
   const params = (input.params ?? {}) as Record<string, unknown>;
   if (typeof params !== "object" || params === null || params.api_key !== undefined) return input;
-  const { config } = ctx;
-  const fallback =
-    config.nftSource === "index" || config.nftSource === "service"
-      ? NO_API_KEY
-      : config.nftSource === "opensea"
-        ? config.opensea.apiKey
-        : config.nftSource === "index+opensea"
-          ? (config.opensea.apiKey ?? NO_API_KEY)
-          : config.nftport.apiKey;
+  const fallback = operatorApiKey(ctx.config);
   return fallback ? { ...input, params: { ...params, api_key: fallback } } : input;
 }
 

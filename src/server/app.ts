@@ -15,7 +15,7 @@ import { parseJson } from "../core/json.js";
 import { type AnyNode, describeNode } from "../core/node.js";
 import { closeMailStores } from "../mail/open.js";
 import { nodes as registry } from "../nodes/index.js";
-import type { IndexStatus } from "../sources/index/store.js";
+import type { IndexStatus } from "../sources/own-index/index.js";
 import { AccessLog, type LoggerOption, loggerOptions } from "./logging.js";
 import { registerMailRoutes } from "./mail-routes.js";
 import { createMetrics, indexLag, type ServiceMetrics } from "./metrics.js";
@@ -62,7 +62,7 @@ export async function buildApp(options: AppOptions = {}): Promise<FastifyInstanc
   // With the own index (alone or with OpenSea), /healthz and /metrics also report it (loaded on demand, like the source).
   const indexStatus =
     config.nftSource === "index" || config.nftSource === "index+opensea"
-      ? async () => (await import("../sources/index/source.js")).indexStatus(config)
+      ? async () => (await import("../sources/own-index/index.js")).indexStatus(config)
       : undefined;
   const metrics = createMetrics(indexStatus);
   const openapi = buildOpenApi(Object.values(nodes), {

@@ -4,7 +4,7 @@
  */
 import { Counter, collectDefaultMetrics, Gauge, Histogram, Registry } from "prom-client";
 import type { AttemptEvent } from "../core/http.js";
-import type { IndexStatus } from "../sources/index/store.js";
+import type { IndexStatus } from "../sources/own-index/index.js";
 
 export interface ServiceMetrics {
   registry: Registry;

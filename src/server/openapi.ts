@@ -11,6 +11,8 @@ import type { AnyNode } from "../core/node.js";
 import { MAX_FEED_LIMIT, MAX_LOOKUP_EMAILS } from "../mail/feed.js";
 import { ErrorPayloadSchema, isExactIntegerSchema } from "../schemas/common.js";
 import { EventFeedPage, MailjetEventBody, MailjetEventKinds, MessageStatus, Suppression } from "../schemas/mail.js";
+import { nftSourceChoices } from "../sources/catalog.js";
+import { mailTransportChoices } from "../transports/catalog.js";
 import { BIGINT_FORMS, BIGINT_PARAMETER } from "./integers.js";
 
 type Json = Record<string, unknown>;
@@ -222,7 +224,8 @@ export function buildOpenApi(nodes: readonly AnyNode[], options: OpenApiOptions)
         "parser rounds them asks for `?bigint=string` and gets them as strings of decimal digits. " +
         (options.auth
           ? "The node routes need `Authorization: Bearer <token>` (`bearer`); the others are open."
-          : "This instance runs without tokens: every route is open (`bearer` applies once CHAINMAIL_TOKENS is set)."),
+          : "This instance runs without tokens: every route is open (`bearer` applies once CHAINMAIL_TOKENS is set).") +
+        choicesDescription(),
       license: { name: "MIT", identifier: "MIT" },
     },
     // The origin this document was fetched from: the service serves it at its own root.
@@ -241,6 +244,18 @@ export function buildOpenApi(nodes: readonly AnyNode[], options: OpenApiOptions)
       },
     },
   };
+}
+
+/** The operator's choices, from the lists of sources and transports: what the retrievers and email-send talk to. */
+function choicesDescription(): string {
+  const item = (variable: string) => (choice: { id: string; description: string }) =>
+    `\n- \`${variable}=${choice.id}\`: ${choice.description}`;
+  return (
+    "\n\nThe retrievers read from the source the operator chose:" +
+    nftSourceChoices().map(item("NFT_SOURCE")).join("") +
+    "\n\n`email-send` delivers through the transport the operator chose:" +
+    mailTransportChoices().map(item("EMAIL_TRANSPORT")).join("")
+  );
 }
 
 const tokenParameter = {

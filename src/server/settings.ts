@@ -5,6 +5,8 @@
 import type { Config } from "../core/config.js";
 import { setting } from "../core/env.js";
 import { ChainmailError } from "../core/errors.js";
+import { nftSources } from "../sources/catalog.js";
+import { mailTransports } from "../transports/catalog.js";
 
 /** Load shedding of the node routes (admission.ts). */
 export interface AdmissionLimits {
@@ -43,23 +45,7 @@ const MIN_TOKEN_LENGTH = 16;
 
 /** Names of the settings that hold operator credentials the service would spend on a caller's behalf. */
 function operatorCredentials(config: Config): string[] {
-  const found: string[] = [];
-  if (config.nftport.apiKey) found.push("NFTPORT_API_KEY");
-  if (config.opensea.apiKey) found.push("OPENSEA_API_KEY");
-  if (config.mailjet.userId) found.push("MAILJET_API_KEY");
-  if (config.mailjet.password) found.push("MAILJET_SECRET_KEY");
-  if (config.smtpUrl && smtpUrlHasCredentials(config.smtpUrl)) found.push("SMTP_URL");
-  return found;
-}
-
-function smtpUrlHasCredentials(url: string): boolean {
-  try {
-    const parsed = new URL(url);
-    return parsed.username !== "" || parsed.password !== "";
-  } catch {
-    // Not a URL we can read: assume it may carry credentials, the safe side.
-    return true;
-  }
+  return [...nftSources, ...mailTransports].flatMap((definition) => definition.operatorCredentials?.(config) ?? []);
 }
 
 /**

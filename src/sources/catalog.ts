@@ -1,143 +1,66 @@
 /**
- * The NFT sources as a workflow host offers them: a title, whether it can run inside a workflow package (no native
- * module, no local database), and the settings it asks its user for, each named by the variable the core reads. A
- * host turns what its user entered into that env-like record (`settingsEnv`) and builds its config from it, so a
- * new source appears in every host by its entry here.
+ * The NFT sources: the one list every consumer reads (the source a configuration opens, `chainmail --help`, the
+ * OpenAPI document, the docs' tables, the workflow packages' options and credentials). Each source is one
+ * definition in its own folder (core/upstream-definition.ts says what one holds); a new source is its folder and a
+ * line here. A host turns what its user entered into the env-like record the core reads (`settingsEnv`).
  */
-import type { NftSourceName } from "../core/config.js";
+import { inChoiceOrder, type UpstreamDefinition } from "../core/upstream-definition.js";
+import type { SourceDefinition } from "./definition.js";
+import { nftport } from "./nftport/definition.js";
+import { opensea } from "./opensea/definition.js";
+import { index } from "./own-index-definition.js";
+import { service } from "./service/definition.js";
+import { NO_API_KEY } from "./types.js";
 
-export interface Setting {
-  /** The host's field name (an n8n credential property, a Node-RED config node field). */
-  key: string;
-  /** The variable the core reads it from. */
-  env: string;
-  title: string;
-  description: string;
-  /** Kept in the host's credential store, never in a flow or workflow file, never shown back. */
-  secret?: boolean;
-  default?: string;
-}
+export { type Setting, settingsEnv } from "../core/upstream-definition.js";
+export type { SourceDefinition } from "./definition.js";
+/** A source as the workflow hosts knew it (the same object). */
+export type SourceEntry = SourceDefinition;
 
-export interface SourceEntry {
-  id: NftSourceName;
-  title: string;
-  description: string;
-  /** Runs inside a Node-RED or n8n package (nothing native, nothing on local disk). */
-  portable: boolean;
-  settings: readonly Setting[];
-}
+const sources: SourceDefinition[] = [nftport, service, opensea, index];
 
-export const nftSources: readonly SourceEntry[] = [
-  {
-    id: "nftport",
-    title: "NFTPort",
-    description: "NFTPort's API v0 (an API key from nftport.xyz).",
-    portable: true,
-    settings: [
-      {
-        key: "apiKey",
-        env: "NFTPORT_API_KEY",
-        title: "API Key",
-        description: "The NFTPort API key (sent as the Authorization header, as NFTPort expects it).",
-        secret: true,
-      },
-      {
-        key: "baseUrl",
-        env: "NFTPORT_BASE_URL",
-        title: "Base URL",
-        description: "Origin of the NFTPort-compatible API.",
-        default: "https://api.nftport.xyz",
-      },
-    ],
-  },
-  {
-    id: "service",
-    title: "chainmail service",
-    description: "A `chainmail serve` elsewhere, e.g. one that reads its own index of an Ethereum node.",
-    portable: true,
-    settings: [
-      {
-        key: "baseUrl",
-        env: "CHAINMAIL_SERVICE_URL",
-        title: "Base URL",
-        description: "Where `chainmail serve` listens, e.g. http://127.0.0.1:8080.",
-        default: "",
-      },
-      {
-        key: "token",
-        env: "CHAINMAIL_SERVICE_TOKEN",
-        title: "Token",
-        description: "A bearer token of that service (one of its CHAINMAIL_TOKENS); empty when it asks for none.",
-        secret: true,
-      },
-    ],
-  },
-  {
-    id: "opensea",
-    title: "OpenSea",
-    description: "OpenSea's API v2 events (an API key from OpenSea); blocks and USD prices through an Ethereum node.",
-    portable: true,
-    settings: [
-      {
-        key: "apiKey",
-        env: "OPENSEA_API_KEY",
-        title: "API Key",
-        description: "The OpenSea API key (sent as the X-API-KEY header).",
-        secret: true,
-      },
-      {
-        key: "baseUrl",
-        env: "OPENSEA_BASE_URL",
-        title: "Base URL",
-        description: "Origin of the OpenSea-compatible API.",
-        default: "https://api.opensea.io",
-      },
-      {
-        key: "rpcUrl",
-        env: "INDEX_RPC_URL",
-        title: "Ethereum RPC URL",
-        description: "A JSON-RPC endpoint, for the block of each event and the ETH/USD price of each sale.",
-        secret: true,
-      },
-    ],
-  },
-  {
-    id: "index",
-    title: "Own index",
-    description: "chainmail's own index of an Ethereum JSON-RPC node, in SQLite or PostgreSQL.",
-    portable: false,
-    settings: [
-      {
-        key: "database",
-        env: "INDEX_DB",
-        title: "Database",
-        description: "An SQLite file path or a postgres:// URL.",
-        default: "./data/index.sqlite",
-      },
-    ],
-  },
-];
-
-/** The sources a workflow package offers. */
-export const portableNftSources = (): readonly SourceEntry[] => nftSources.filter((source) => source.portable);
+/** Every source, in the list's order. */
+export const nftSources: readonly SourceDefinition[] = sources;
 
 /**
- * The env-like record of one choice: NFT_SOURCE and each setting's variable, from `values` by key (a setting left
- * empty takes its default, or stays unset; with `defaults: false` it stays unset, for a host whose environment
- * fills it in).
+ * Adds a source to the list for as long as the returned function is not called: how a test proves that whatever
+ * reads the list offers a new source. Nothing in chainmail calls it.
  */
-export function settingsEnv(
-  entry: Pick<SourceEntry, "settings"> & { id?: string },
-  values: Readonly<Record<string, unknown>>,
-  variable = "NFT_SOURCE",
-  options: { defaults?: boolean } = {},
-): Record<string, string> {
-  const env: Record<string, string> = entry.id ? { [variable]: entry.id } : {};
-  for (const setting of entry.settings) {
-    const given = Object.hasOwn(values, setting.key) ? values[setting.key] : undefined;
-    const fallback = options.defaults === false ? undefined : setting.default;
-    const value = typeof given === "string" && given.trim() !== "" ? given.trim() : fallback;
-    if (value) env[setting.env] = value;
-  }
-  return env;
+export function addNftSource(definition: SourceDefinition): () => void {
+  sources.push(definition);
+  return () => {
+    const at = sources.indexOf(definition);
+    if (at !== -1) sources.splice(at, 1);
+  };
 }
+
+/** The sources a workflow package offers. */
+export const portableNftSources = (): readonly SourceDefinition[] => nftSources.filter((source) => source.portable);
+
+/** A value of NFT_SOURCE that combines two sources rather than being one. */
+export type SourceCombination = Pick<UpstreamDefinition, "id" | "title" | "description" | "help" | "variables"> &
+  Pick<SourceDefinition, "operatorApiKey">;
+
+/** The own index for what the chain shows, OpenSea for bids and listings (sources/index.ts merges them). */
+export const indexWithOpenSeaCombination: SourceCombination = {
+  id: "index+opensea",
+  title: "Own index with OpenSea",
+  description: "The own index for what the chain shows, OpenSea's API v2 for bids and listings, merged newest first.",
+  help: ["the own index, bids and listings from OpenSea: INDEX_DB, OPENSEA_API_KEY"],
+  variables: [...index.variables, ...opensea.variables],
+  // Needed only for what OpenSea answers (bids and listings), and that part says so when it is missing.
+  operatorApiKey: (config) => config.opensea.apiKey ?? NO_API_KEY,
+};
+
+/**
+ * The order the help and the workflow hosts show the values of NFT_SOURCE in (the familiar APIs first, the
+ * service last); a value not in it comes after them.
+ */
+const SHOWN_ORDER: readonly string[] = ["nftport", "opensea", "index", "index+opensea", "service"];
+
+/** Every value of NFT_SOURCE with what it means, in the order they are shown. */
+export const nftSourceChoices = (): (SourceDefinition | SourceCombination)[] =>
+  inChoiceOrder([...nftSources, indexWithOpenSeaCombination], SHOWN_ORDER);
+
+/** The sources a workflow package offers, in the order they are shown. */
+export const workflowSources = (): SourceDefinition[] => inChoiceOrder(portableNftSources(), SHOWN_ORDER);

@@ -1,31 +1,33 @@
-/** Picks the NFT source the configuration names (NFT_SOURCE). */
+/** Picks the NFT source the configuration names (NFT_SOURCE) from the list of sources (catalog.ts). */
 import type { Config } from "../core/config.js";
 import type { ByContractQuery } from "../schemas/transactions.js";
+import { indexWithOpenSeaCombination, nftSources } from "./catalog.js";
 import { mergeNewestFirst } from "./merge.js";
-import { nftportSource } from "./nftport/client.js";
-import { MAX_PAGE_SIZE as OPENSEA_MAX_PAGE_SIZE, openseaSource } from "./opensea/source.js";
-import { serviceSource } from "./service/client.js";
+import { MAX_PAGE_SIZE as OPENSEA_MAX_PAGE_SIZE } from "./opensea/source.js";
 import type { NftSource } from "./types.js";
 
-/** The own index's module, once a run has used it: what `closeNftSources` has to close. */
-let indexModule: Promise<typeof import("./index/source.js")> | undefined;
-
+/** The source of a value of NFT_SOURCE: its definition's (catalog.ts), or the index with OpenSea's order book. */
 export async function resolveNftSource(config: Config): Promise<NftSource> {
-  switch (config.nftSource) {
-    case "nftport":
-      return nftportSource;
-    case "service":
-      return serviceSource;
-    case "opensea":
-      return openseaSource;
-    case "index":
-    case "index+opensea": {
-      // Loaded on demand: the index brings a native SQLite driver that NFTPort and OpenSea users never need.
-      indexModule ??= import("./index/source.js");
-      const index = await (await indexModule).indexSource(config);
-      return config.nftSource === "index" ? index : indexWithOpenSea(index, openseaSource);
-    }
+  const name: string = config.nftSource;
+  if (name === indexWithOpenSeaCombination.id) {
+    const index = await sourceNamed("index", config);
+    return indexWithOpenSea(index, await sourceNamed("opensea", config));
   }
+  return sourceNamed(name, config);
+}
+
+/** The operator's key standing in for a caller's `params.api_key` with the configured source (its definition's). */
+export function operatorApiKey(config: Config): string | undefined {
+  const name: string = config.nftSource;
+  if (name === indexWithOpenSeaCombination.id) return indexWithOpenSeaCombination.operatorApiKey(config);
+  return nftSources.find((source) => source.id === name)?.operatorApiKey(config);
+}
+
+async function sourceNamed(name: string, config: Config): Promise<NftSource> {
+  const definition = nftSources.find((source) => source.id === name);
+  // The settings schema admits only known values: this is a source added to the schema and not to the list.
+  if (!definition) throw new Error(`NFT_SOURCE=${name} has no definition in sources/catalog.ts`);
+  return definition.open(config);
 }
 
 const ON_CHAIN_TYPES = ["transfer", "mint", "burn", "sale"];
@@ -83,5 +85,5 @@ export function indexWithOpenSea(index: NftSource, opensea: NftSource): NftSourc
 
 /** Closes the databases the sources opened (the own index's connections); the next run opens them again. */
 export async function closeNftSources(): Promise<void> {
-  if (indexModule) await (await indexModule).closeIndexSources();
+  for (const source of nftSources) await source.close?.();
 }

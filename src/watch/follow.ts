@@ -98,10 +98,7 @@ export async function findFloor(rule: Rule, ctx: FollowContext): Promise<Positio
   const now = new Date().toISOString().slice(0, 19);
   if (rule.start_block !== undefined) return floorOfStart(rule.start_block, now);
   if (ctx.source === "index" || ctx.source === "index+opensea") {
-    const [{ indexStatus }, { isMissingIndex }] = await Promise.all([
-      import("../sources/index/source.js"),
-      import("../sources/index/store.js"),
-    ]);
+    const { indexStatus, isMissingIndex } = await import("../sources/own-index/index.js");
     // No index at all yet (its writer is starting) is the same as one that has not seen the chain.
     const status = await indexStatus(ctx.config).catch((err: unknown) => {
       if (isMissingIndex(err)) return undefined;

@@ -5,8 +5,8 @@
  */
 import { filterPasses } from "../activity/filter.js";
 import { nftOf, partiesOf } from "../activity/records.js";
+import { MAINNET_ETH_TOKENS } from "../chain/index.js";
 import type { TransactionRecord } from "../schemas/transactions.js";
-import { MAINNET_ETH_TOKENS } from "../sources/index/decode.js";
 import type { Rule } from "./config-schema.js";
 
 type Loose = Record<string, any>;

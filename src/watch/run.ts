@@ -405,7 +405,7 @@ export class WatchRun {
 
   /** The chain head the own index's writer last saw (undefined: none yet, or no index). */
   private async indexHead(): Promise<number | undefined> {
-    const { indexStatus } = await import("../sources/index/source.js");
+    const { indexStatus } = await import("../sources/own-index/index.js");
     const status = await indexStatus(this.ctx.follow.config).catch(() => undefined);
     const known = [status?.headBlock, status?.lastBlock].filter((b): b is number => typeof b === "number");
     return known.length ? Math.max(...known) : undefined;

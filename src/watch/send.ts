@@ -8,7 +8,7 @@ import type { ErrorPayload } from "../core/errors.js";
 import { type Logger, runNode } from "../core/node.js";
 import { emailSend } from "../nodes/index.js";
 import type { EmailParams, MessageResult } from "../schemas/email.js";
-import { resolveMailTransport } from "../transports/index.js";
+import { resolveMailTransport, operatorParams as transportOperatorParams } from "../transports/index.js";
 import {
   deliveryUnknownResult,
   errorEntry,
@@ -65,8 +65,7 @@ function wholeFailure(mail: Mail, index: number, error: ErrorPayload): MailResul
 
 /** The credentials the operator configured, as email-send would use them without `params`. */
 function operatorParams(config: Config): EmailParams {
-  const { userId, password } = config.mailjet;
-  return config.emailTransport === "mailjet" && userId && password ? { "user id": userId, password } : NO_LOGIN;
+  return transportOperatorParams(config) ?? NO_LOGIN;
 }
 
 /** What became of messages journalled before a crash, asked of the transport. Throws when it cannot look. */

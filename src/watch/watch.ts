@@ -14,7 +14,7 @@ import { MessageErrorCode } from "../core/errors.js";
 import type { Logger } from "../core/node.js";
 import { isPostgresUrl } from "../db/database.js";
 import type { EmailMessage, MessageResult } from "../schemas/email.js";
-import { IndexCommits } from "../sources/index/commits.js";
+import { IndexCommits } from "../sources/own-index/index.js";
 import { parseWatchConfig, type WatchConfig } from "./config.js";
 import { openWatchStore } from "./db-store.js";
 import { DryRunStore } from "./dry-store.js";

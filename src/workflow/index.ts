@@ -45,8 +45,15 @@ export {
   nftTransactionsOnChain,
 } from "../nodes/index.js";
 export { MailjetEventKinds } from "../schemas/mail.js";
-export { nftSources, portableNftSources, type Setting, type SourceEntry, settingsEnv } from "../sources/catalog.js";
-export { mailTransports } from "../transports/catalog.js";
+export {
+  nftSources,
+  portableNftSources,
+  type Setting,
+  type SourceEntry,
+  settingsEnv,
+  workflowSources,
+} from "../sources/catalog.js";
+export { mailTransports, portableMailTransports, type TransportEntry } from "../transports/catalog.js";
 
 /** Settings a host may pass through from its environment or its user: the catalog's, and the tuning ones. */
 export const TUNING_SETTINGS = [

@@ -1,6 +1,6 @@
 /**
  * A metered endpoint, on loopback: a real HTTP JSON-RPC proxy in front of anvil that bills each call by a
- * provider's cost table (Alchemy's classic compute units from src/sources/index/providers.ts; a batch costs the sum
+ * provider's cost table (Alchemy's classic compute units from src/chain/providers.ts; a batch costs the sum
  * of its calls) and throttles past a budget in units per second, as Alchemy does:
  * - the budget over fixed 1-second windows, or in Alchemy's current form: a bucket holding 10 seconds of the rate,
  *   refilled continuously;
@@ -16,7 +16,7 @@
  * It counts calls, units and 429s by method.
  */
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from "node:http";
-import { PROVIDER } from "../../src/sources/index/providers.js";
+import { PROVIDER } from "../../src/chain/providers.js";
 import { ALCHEMY_THROTTLE_MESSAGE, alchemyLogCapError, seededRandom } from "./provider-words.js";
 
 interface RpcMessage {

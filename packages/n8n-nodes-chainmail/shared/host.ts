@@ -26,29 +26,23 @@ import {
   settingsEnv,
   type UpstreamPool,
   withExactStrings,
+  workflowSources,
 } from "../../../src/workflow/index.js";
 
 type Functions = IExecuteFunctions | IPollFunctions;
 
-/**
- * The n8n credential of each source and transport a package offers (their names are part of the package's API), in
- * the order a node lists the sources.
- */
-export const CREDENTIALS: Record<string, string> = {
-  nftport: "chainmailNftPortApi",
-  opensea: "chainmailOpenSeaApi",
-  service: "chainmailServiceApi",
-  mailjet: "chainmailMailjetApi",
-};
+/** The n8n credential of each source and transport a package offers, from its definition (its `n8nCredential`). */
+export const CREDENTIALS: Record<string, string> = Object.fromEntries(
+  [...nftSources, ...mailTransports].flatMap((entry) => (entry.n8nCredential ? [[entry.id, entry.n8nCredential]] : [])),
+);
 
-/** Sources the nodes offer: the portable ones that have a credential here, in CREDENTIALS' order. */
-export const nodeSources = (): SourceEntry[] =>
-  Object.keys(CREDENTIALS).flatMap((id) => nftSources.filter((source) => source.id === id && source.portable));
+/** Sources the nodes offer: the portable ones that have an n8n credential, in the order they are shown. */
+export const nodeSources = (): SourceEntry[] => workflowSources().filter((source) => source.n8nCredential);
 
 /** The credential of each source a node offers, asked for only when that source is chosen. */
 export const sourceCredentials = (): INodeCredentialDescription[] =>
   nodeSources().map((source) => ({
-    name: CREDENTIALS[source.id]!,
+    name: source.n8nCredential!,
     required: true,
     displayOptions: { show: { source: [source.id] } },
   }));

@@ -32,13 +32,16 @@ import {
   pollActivity,
   pollInterval,
   pollMailEvents,
+  portableMailTransports,
   portableNftSources,
   type RecordFilter,
   type RunContext,
   runNodeWith,
+  type SourceEntry,
   scrub,
   serviceSuppressions,
   settingsEnv,
+  type TransportEntry,
   TUNING_SETTINGS,
   toErrorPayload,
   withExactStrings,
@@ -52,7 +55,7 @@ const pool = dispatcherPool(new NodeHttpPool({ connections: 16 }));
 const ENV_SETTINGS = [
   "NFT_SOURCE",
   ...portableNftSources().flatMap((s) => s.settings.map((setting) => setting.env)),
-  ...mailTransports.flatMap((t) => t.settings.map((setting) => setting.env)),
+  ...portableMailTransports().flatMap((t) => t.settings.map((setting) => setting.env)),
   ...TUNING_SETTINGS,
 ];
 
@@ -72,60 +75,49 @@ interface ChainmailConfigNode extends RuntimeNode {
   settings(): { env: Record<string, string>; secrets: string[] };
 }
 
+/** The config node's fields: the chosen source, and each setting that is no secret by its `nodeRed` name. */
 interface ConfigDef extends NodeDef {
   source?: string;
-  nftportBaseUrl?: string;
-  openseaBaseUrl?: string;
-  serviceUrl?: string;
-  mailjetBaseUrl?: string;
+  [field: string]: unknown;
 }
 
-interface Credentials {
-  nftportApiKey?: string;
-  openseaApiKey?: string;
-  /** An Ethereum JSON-RPC URL (often with a provider's key in it): OpenSea's blocks and USD prices. */
-  rpcUrl?: string;
-  serviceToken?: string;
-  mailjetApiKey?: string;
-  mailjetSecretKey?: string;
-}
+/** The config node's credentials: each secret setting by its `nodeRed` name (nftportApiKey, rpcUrl, …). */
+type Credentials = Record<string, string | undefined>;
+
+/** What the config node holds of the portable sources and transports, as their definitions name it. */
+const hostSettings = () =>
+  [...portableNftSources(), ...portableMailTransports()].flatMap((entry) => entry.settings).filter((s) => s.nodeRed);
 
 /** The config node's credentials, as registered with Node-RED (the editor's list is in chainmail.html). */
-const CREDENTIALS: Record<keyof Credentials, { type: "password" }> = {
-  nftportApiKey: { type: "password" },
-  openseaApiKey: { type: "password" },
-  rpcUrl: { type: "password" },
-  serviceToken: { type: "password" },
-  mailjetApiKey: { type: "password" },
-  mailjetSecretKey: { type: "password" },
-};
+const CREDENTIALS: Record<string, { type: "password" }> = Object.fromEntries(
+  hostSettings()
+    .filter((setting) => setting.secret)
+    .map((setting) => [setting.nodeRed!.field, { type: "password" }]),
+);
 
-/** The config node's fields and credentials as chainmail's settings (the catalog's variables). */
+/** One source's or transport's values, by its settings' keys, from the config node's fields and credentials. */
+function valuesOf(entry: SourceEntry | TransportEntry, def: ConfigDef, credentials: Credentials) {
+  return Object.fromEntries(
+    entry.settings.map((setting) => {
+      const from: Record<string, unknown> = setting.secret ? credentials : def;
+      const field = setting.nodeRed?.field ?? "";
+      return [setting.key, Object.hasOwn(from, field) ? from[field] : undefined];
+    }),
+  );
+}
+
+/** The config node's fields and credentials as chainmail's settings (the definitions' variables). */
 function configSettings(def: ConfigDef, credentials: Credentials) {
   const source = nftSources.find((s) => s.id === def.source && s.portable) ?? nftSources[0]!;
-  const values: Record<string, Record<string, unknown>> = {
-    nftport: { apiKey: credentials.nftportApiKey, baseUrl: def.nftportBaseUrl },
-    opensea: { apiKey: credentials.openseaApiKey, baseUrl: def.openseaBaseUrl, rpcUrl: credentials.rpcUrl },
-    service: { baseUrl: def.serviceUrl, token: credentials.serviceToken },
-  };
   const mailjet = mailTransports.find((t) => t.id === "mailjet")!;
   const service = nftSources.find((s) => s.id === "service")!;
   // A field left empty is Node-RED's environment's (NFTPORT_BASE_URL, …), else chainmail's default.
   const keepEnv = { defaults: false };
   const env = {
     // The service is also where delivery events and the suppression list are read, whatever the NFT source.
-    ...settingsEnv({ settings: service.settings }, values.service!, "NFT_SOURCE", keepEnv),
-    ...settingsEnv(source, values[source.id] ?? {}, "NFT_SOURCE", keepEnv),
-    ...settingsEnv(
-      mailjet,
-      {
-        apiKey: credentials.mailjetApiKey,
-        secretKey: credentials.mailjetSecretKey,
-        baseUrl: def.mailjetBaseUrl,
-      },
-      "EMAIL_TRANSPORT",
-      keepEnv,
-    ),
+    ...settingsEnv({ settings: service.settings }, valuesOf(service, def, credentials), "NFT_SOURCE", keepEnv),
+    ...settingsEnv(source, valuesOf(source, def, credentials), "NFT_SOURCE", keepEnv),
+    ...settingsEnv(mailjet, valuesOf(mailjet, def, credentials), "EMAIL_TRANSPORT", keepEnv),
   };
   const secrets = Object.values(credentials).filter((v): v is string => typeof v === "string" && v.length > 0);
   return { env, secrets };

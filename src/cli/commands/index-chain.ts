@@ -4,11 +4,11 @@
  */
 import { setFlagsFromString } from "node:v8";
 import type { Command } from "commander";
+import type { RpcUsage } from "../../chain/index.js";
 import { defaultConfig } from "../../core/config.js";
 import { HTTP_URL_RULE, urlProblem } from "../../core/env.js";
 import { displayTarget } from "../../db/database.js";
-import type { IndexProgress } from "../../sources/index/indexer.js";
-import type { RpcUsage } from "../../sources/index/pacer.js";
+import type { IndexProgress } from "../../ingest/index.js";
 import { integerOption, required, UsageError } from "../io.js";
 
 interface IndexOptions {
@@ -124,7 +124,7 @@ export function registerIndexChain(program: Command): void {
         throw new UsageError(`--concurrency 0 is invalid: must be an integer from 1 to ${MAX_CONCURRENCY}`);
       }
       const verifyRpcUrl = options.verifyRpc;
-      const { verifyRpcProblem } = await import("../../sources/index/verify.js");
+      const { verifyRpcProblem } = await import("../../ingest/index.js");
       const verifyProblem = verifyRpcUrl === undefined ? undefined : verifyRpcProblem(verifyRpcUrl, rpcUrl);
       if (verifyProblem) throw new UsageError(`--verify-rpc is invalid: ${verifyProblem}`);
       const dbPath = options.db ?? config.indexDb;
@@ -150,7 +150,7 @@ export function registerIndexChain(program: Command): void {
       // garbage: V8's default heap growth let it pile up (peak RSS 238 MiB over 1,000,000 events, growing with the
       // run). Growing the heap by half at most keeps it near what is live (182 MiB, flat), at no cost in time.
       setFlagsFromString("--heap-growing-percent=50");
-      const { indexChain } = await import("../../sources/index/indexer.js");
+      const { indexChain } = await import("../../ingest/index.js");
       try {
         const result = await indexChain({
           rpcUrl,
@@ -203,7 +203,7 @@ export function registerIndexChain(program: Command): void {
       const progress = process.stderr.isTTY
         ? (p: { records: number; total: number }) => process.stderr.write(`\r${p.records} of ${p.total} records copied`)
         : undefined;
-      const { copyIndex } = await import("../../sources/index/copy.js");
+      const { copyIndex } = await import("../../sources/own-index/index.js");
       const result = await copyIndex({
         from: options.from,
         to: options.to,

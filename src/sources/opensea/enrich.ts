@@ -8,11 +8,11 @@
  * answers nonsense, no answer at all), the records keep what OpenSea said and the fields the node could not give are
  * left out, with a warning on the logger. Only a cancelled call (the caller's signal) stops the page.
  */
+
+import { MAINNET_ETH_TOKENS, RpcClient, toHex } from "../../chain/index.js";
 import type { Config } from "../../core/config.js";
 import { decimalText, setExactDecimal } from "../../core/exact-decimals.js";
 import type { Logger } from "../../core/node.js";
-import { MAINNET_ETH_TOKENS } from "../index/decode.js";
-import { RpcClient, toHex } from "../index/rpc.js";
 import type { Mapped } from "./events.js";
 
 /** `latestRoundData()` and `decimals()` selectors. */

@@ -9,10 +9,10 @@
  * `RpcError` so the ingestion loop can tell "the provider refused this log range" from everything else; a log
  * range that timed out or answered HTTP 504 is thrown as `RangeTooSlow`, to be split.
  */
-import type { RetryPolicy } from "../../core/config.js";
-import { ChainmailError } from "../../core/errors.js";
-import { AnswerTooLarge, httpRequest, retryAfterMs } from "../../core/http.js";
-import type { UpstreamPool } from "../../core/upstream-pool.js";
+import type { RetryPolicy } from "../core/config.js";
+import { ChainmailError } from "../core/errors.js";
+import { AnswerTooLarge, httpRequest, retryAfterMs } from "../core/http.js";
+import type { UpstreamPool } from "../core/upstream-pool.js";
 import { Pacer, type RpcUsage } from "./pacer.js";
 import { isBatchRefusal, isExecutionFailure, isThrottling, isUnknownBlock } from "./provider-errors.js";
 import { type Provider, providerOf } from "./providers.js";

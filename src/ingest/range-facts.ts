@@ -4,11 +4,10 @@
  * all say what they saw here. None of them decides a range's size: the planner (range-planner.ts) learns from
  * these facts and plans the next ranges; the indexer (indexer.ts) commits, waits or rolls back.
  */
+
+import type { Header, RangeRefusal, ResultSlices, RpcError } from "../chain/index.js";
+import type { ActivityRow, PriceAnswer } from "../sources/own-index/index.js";
 import type { Unpriced } from "./pricing.js";
-import type { RangeRefusal } from "./provider-errors.js";
-import type { ResultSlices } from "./result-slices.js";
-import type { Header, RpcError } from "./rpc.js";
-import type { ActivityRow, PriceAnswer } from "./store.js";
 
 /** One range read (possibly ahead of the commit cursor), ready to commit. */
 export interface ReadRange {

@@ -8,9 +8,18 @@
  * Headers read for ranges are kept (`rangeHeaders`) until the caller forgets them, so that a range read again in
  * pieces (refused, cut off, split) reads none twice; reorg handling reads them fresh (`headers`).
  */
-import { isBeyondHead, rangeRefusal } from "./provider-errors.js";
+import {
+  type Header,
+  hexToNumber,
+  isBeyondHead,
+  RangeTooSlow,
+  RpcAnswerTooLarge,
+  type RpcClient,
+  RpcError,
+  rangeRefusal,
+  toHex,
+} from "../chain/index.js";
 import type { LogsFact } from "./range-facts.js";
-import { type Header, hexToNumber, RangeTooSlow, RpcAnswerTooLarge, type RpcClient, RpcError, toHex } from "./rpc.js";
 import type { TransactionInfo } from "./venues/index.js";
 
 /** Headers or transactions asked for in one batch. */

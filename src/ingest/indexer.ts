@@ -15,25 +15,32 @@
  * (the store's writer lock); others wait to take over. `safeDepth` keeps the index that many blocks behind the head.
  */
 import { setTimeout as sleep } from "node:timers/promises";
-import { type Config, defaultConfig } from "../../core/config.js";
-import { ChainmailError } from "../../core/errors.js";
-import type { WriterLock } from "../../db/database.js";
+import type { RpcUsage } from "../chain/index.js";
+import {
+  type HeadMode,
+  HeadWaiter,
+  MAINNET_ETH_TOKENS,
+  providerOf,
+  RPC_UPSTREAM,
+  RpcClient,
+  RpcError,
+  rangeRefusal,
+  subscriptionUrl,
+} from "../chain/index.js";
+import { type Config, defaultConfig } from "../core/config.js";
+import { ChainmailError } from "../core/errors.js";
+import type { WriterLock } from "../db/database.js";
+import { type Checkpoint, IndexStore } from "../sources/own-index/index.js";
 import { LagWait, Watch } from "./completeness.js";
-import { MAINNET_ETH_TOKENS, TOPIC } from "./decode.js";
+import { TOPIC } from "./decode.js";
 import { Fetcher } from "./fetcher.js";
-import { type HeadMode, HeadWaiter, subscriptionUrl } from "./head-subscription.js";
 import { LogDecoder } from "./log-decoder.js";
-import type { RpcUsage } from "./pacer.js";
 import { Pricing } from "./pricing.js";
-import { rangeRefusal } from "./provider-errors.js";
-import { providerOf } from "./providers.js";
 import type { ReadRange } from "./range-facts.js";
 import { RangePlanner } from "./range-planner.js";
 import { RangeReader } from "./range-reader.js";
 import { type RangeSizer, sizerFor } from "./range-sizer.js";
 import { Reorgs } from "./reorg.js";
-import { RPC_UPSTREAM, RpcClient, RpcError } from "./rpc.js";
-import { type Checkpoint, IndexStore } from "./store.js";
 import { MAINNET_SEAPORTS, venueTable } from "./venues/index.js";
 import { checkVerifyOptions, HeadVerifier, type VerifyOptions } from "./verify.js";
 

@@ -6,10 +6,10 @@
  * The USD rate of a sale is the feed's answer in force at its log. A sale before its range's first answer is
  * priced at the commit, with the answer in force before the range (known only once the ranges before it are in).
  */
+
+import type { ActivityRow, IndexStore, Price } from "../sources/own-index/index.js";
 import type { SaleTerms } from "./decode.js";
 import { formatUnits } from "./decode.js";
-import type { Price } from "./record.js";
-import type { ActivityRow, IndexStore } from "./store.js";
 
 /** Beyond any log index: "the end of the block" in a (block, log) position. */
 const MAX_LOG_INDEX = 2 ** 31 - 1;

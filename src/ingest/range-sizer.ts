@@ -13,9 +13,8 @@
  * cut off silently at a number of logs teaches that number: ranges are then planned to hold half of it.
  */
 
-import type { RangeRefusal } from "./provider-errors.js";
-import type { LogRangeRule } from "./providers.js";
-import { RangeTooSlow, RpcAnswerTooLarge, type RpcError } from "./rpc.js";
+import type { LogRangeRule, RangeRefusal } from "../chain/index.js";
+import { RangeTooSlow, RpcAnswerTooLarge, type RpcError } from "../chain/index.js";
 
 /** Logs one `eth_getLogs` aims at (memory holds about `concurrency` × this many logs). */
 export const LOGS_PER_RANGE = 5_000;

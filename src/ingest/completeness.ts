@@ -18,14 +18,27 @@
  */
 
 import { setTimeout as sleep } from "node:timers/promises";
-import { ChainmailError } from "../../core/errors.js";
-import { type BloomBits, BloomBuilder, bloomBits, bloomHas, isBloom } from "./bloom.js";
+import type { ResultSlices } from "../chain/index.js";
+import {
+  type BloomBits,
+  BloomBuilder,
+  bloomBits,
+  bloomHas,
+  type Header,
+  hexToNumber,
+  isBloom,
+  isInvalidArgument,
+  isMethodMissing,
+  isUnknownBlock,
+  RPC_UPSTREAM,
+  type RpcClient,
+  RpcError,
+  seconds,
+  toHex,
+} from "../chain/index.js";
+import { ChainmailError } from "../core/errors.js";
 import type { RawLog } from "./decode.js";
-import { isInvalidArgument, isMethodMissing, isUnknownBlock } from "./provider-errors.js";
 import type { Cut, NotYet } from "./range-facts.js";
-import type { ResultSlices } from "./result-slices.js";
-import { type Header, hexToNumber, RPC_UPSTREAM, type RpcClient, RpcError, toHex } from "./rpc.js";
-import { seconds } from "./rpc-retry.js";
 
 /**
  * Counts at which a provider may have cut an answer off without saying so: the caps hosted providers and node

@@ -6,11 +6,11 @@
  * a pause, but not forever against a node that never agrees.
  */
 import { setTimeout as sleep } from "node:timers/promises";
-import { ChainmailError } from "../../core/errors.js";
+import { hexToNumber, RPC_UPSTREAM } from "../chain/index.js";
+import { ChainmailError } from "../core/errors.js";
+import type { IndexStore } from "../sources/own-index/index.js";
 import type { Header, LagWait } from "./completeness.js";
 import { BATCH, type Fetcher } from "./fetcher.js";
-import { hexToNumber, RPC_UPSTREAM } from "./rpc.js";
-import type { IndexStore } from "./store.js";
 
 /** Ranges in a row whose logs and headers may disagree before the run stops. */
 const MOVES_IN_A_ROW = 10;

@@ -6,9 +6,9 @@
  * are retried a few times with backoff. Messages say what the provider did and how long chainmail waited.
  */
 
-import type { RetryPolicy } from "../../core/config.js";
-import { ChainmailError } from "../../core/errors.js";
-import type { UpstreamPool } from "../../core/upstream-pool.js";
+import type { RetryPolicy } from "../core/config.js";
+import { ChainmailError } from "../core/errors.js";
+import type { UpstreamPool } from "../core/upstream-pool.js";
 import type { Pacer } from "./pacer.js";
 
 /** The upstream name in messages, logs and `details.upstream`. */

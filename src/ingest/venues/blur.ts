@@ -8,7 +8,8 @@
  * taker, the transaction's sender, bought with ETH; side 1: the trader bid (buyer) in Blur Pool and the sender
  * sold. `Execution` (unpacked, ERC-1155 too) names the order type the same way. A sweep is one event per item.
  */
-import { BLUR_POOL, type RawLog, topic0, wordAddress, wordBig, wordCount, wordNumber } from "../decode.js";
+import { BLUR_POOL } from "../../chain/index.js";
+import { type RawLog, topic0, wordAddress, wordBig, wordCount, wordNumber } from "../decode.js";
 import { currencyOf, sale, standardInTx, type TxContext, type Venue } from "./venue.js";
 
 const BLUR_V1 = "0x000000000000ad05ccc4f10045630fb830b95127";

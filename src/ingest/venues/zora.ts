@@ -15,7 +15,8 @@
  *   address seller, uint256 price)` and Asks Private ETH (0xfbf8…e00e) `AskFilled(address indexed tokenContract,
  *   uint256 indexed tokenId, (address seller, uint96 price, address buyer) ask)`: in ETH.
  */
-import { type RawLog, topic0, topicAddress, WETH, wordAddress, wordBig, wordCount } from "../decode.js";
+import { WETH } from "../../chain/index.js";
+import { type RawLog, topic0, topicAddress, wordAddress, wordBig, wordCount } from "../decode.js";
 import { currencyOf, sale, standardInTx, type TxContext, tokenTransfers, type Venue } from "./venue.js";
 
 export const ZORA_AUCTION_HOUSE = "0xe468ce99444174bd3bbbed09209577d25d1ad673";

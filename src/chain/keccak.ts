@@ -2,9 +2,10 @@
  * Keccak-256 (the original Keccak padding, not SHA3's, which is all Node's crypto offers), for the bloom checks of
  * the index: the index command loads no Ethereum library, and a dense block's check hashes thousands of items.
  *
- * The permutation is written out lane by lane over 32-bit halves held in local variables (generated once from the
- * reference's rotation offsets and lane moves): looped over typed arrays, as it
- * was first written, it took ~15 µs a hash, which made the at-cap check of a 10,000-log block cost ~0.2 s.
+ * The permutation is written out lane by lane over 32-bit halves held in local variables, generated from the
+ * reference's rotation offsets and lane moves by scripts/keccak-permutation.ts (a test keeps the two equal): looped
+ * over typed arrays, as it was first written, it took ~15 µs a hash, which made the at-cap check of a 10,000-log
+ * block cost ~0.2 s; @noble/hashes' looped permutation measured 4-5× slower than this one (BENCHMARKS.md).
  */
 
 /** Keccak-f[1600]'s round constants, derived as the Keccak reference defines them (an LFSR). */

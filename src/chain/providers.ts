@@ -8,7 +8,7 @@
  * (range-sizer.ts) the range rule, the completeness checks (completeness.ts) whether answers may be cut.
  */
 
-import type { INDEX_RPC_PROVIDERS } from "../../core/env.js";
+import type { INDEX_RPC_PROVIDERS } from "../core/env.js";
 
 export type ProviderName = (typeof INDEX_RPC_PROVIDERS)[number];
 

@@ -5,6 +5,8 @@
  * use. Pure functions over raw logs.
  */
 
+import type { Activity, ContractType, Kind, SaleTerms } from "../sources/own-index/index.js";
+
 export const TOPIC = {
   transfer: "0xddf252ad1be2c89b69c2b068fc378daa952ba7f163c4a11628f55a4df523b3ef",
   transferSingle: "0xc3d58168c5ae7397731d063d5bbf3d657854427343f4c083240f7aacaa2d0f62",
@@ -16,13 +18,11 @@ export const TOPIC = {
 } as const;
 
 export const ZERO_ADDRESS = "0x0000000000000000000000000000000000000000";
-export const WETH = "0xc02aaa39b223fe8d0a0e5c4f27ead9083c756cc2";
-export const BLUR_POOL = "0x0000000000a39bb272e79075ade125fd351887ac";
 /** ERC-2309 ranges larger than this are not expanded (reported as skipped): a hostile log could claim 2^256 tokens. */
 export const CONSECUTIVE_CAP = 10_000;
 
-/** ERC-20 tokens worth one ETH each (WETH, Blur Pool): their sales get a `price_usd` from the ETH/USD feed. */
-export const MAINNET_ETH_TOKENS = [WETH, BLUR_POOL];
+/** The record types are the store's (record.ts); the decoders name them from here. */
+export type { Activity, ContractType, Kind, SaleTerms };
 
 export interface RawLog {
   address: string;
@@ -37,39 +37,8 @@ export interface RawLog {
   blockTimestamp?: unknown;
 }
 
-export type Kind = "transfer" | "mint" | "burn" | "sale";
-
-/** One record of the index, before its block's timestamp and USD price are known. */
-export interface Activity {
-  blockNumber: number;
-  logIndex: number;
-  batchIndex: number;
-  kind: Kind;
-  contract: string;
-  tokenId: string;
-  from: string;
-  to: string;
-  /** Decimal string: ERC-1155 quantities exceed 2^53. */
-  quantity: string;
-  txHash: string;
-  blockHash: string;
-  /** `null` where the contract predates both standards (CryptoPunks), as NFTPort leaves it out. */
-  contractType: ContractType | null;
-  sale?: SaleTerms;
-}
-
-/** The lazy types are NFTPort's names for NFTs a sale minted on the way (Rarible's lazy-mint asset classes). */
-export type ContractType = "ERC721" | "ERC1155" | "ERC721_lazy" | "ERC1155_lazy";
 /** The standard a transfer log shows. */
 export type Standard = "ERC721" | "ERC1155";
-
-export interface SaleTerms {
-  marketplace: string;
-  /** `null` for ETH, else the ERC-20 token address. */
-  currency: string | null;
-  /** Gross amount paid, fees included, in the currency's smallest unit; `null` when the chain does not say. */
-  amount: bigint | null;
-}
 
 // ---- ABI words: `data` is 0x-prefixed hex, a word is 64 hex digits ----
 
@@ -192,4 +161,4 @@ export function decodeAnswer(log: RawLog): bigint | undefined {
 }
 
 /** Exact decimal string of `amount / 10^decimals`, without trailing zeros: 975000000000000000n, 18 → "0.975". */
-export { decimalText as formatUnits } from "../../core/exact-decimals.js";
+export { decimalText as formatUnits } from "../core/exact-decimals.js";

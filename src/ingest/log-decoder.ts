@@ -5,11 +5,12 @@
  * venue decoders, venues/ one file each, read the whole sale). No I/O of its own: the transactions a venue reads
  * and the prices come from what it is given (fetcher.ts, pricing.ts).
  */
+
+import { hexToNumber } from "../chain/index.js";
+import type { ActivityRow, PriceAnswer } from "../sources/own-index/index.js";
+import { recordOf } from "../sources/own-index/index.js";
 import { decodeAnswer, decodeTransfer, type RawLog, type SaleTerms, TOPIC, topic0 } from "./decode.js";
 import type { SalePrice, Unpriced } from "./pricing.js";
-import { recordOf } from "./record.js";
-import { hexToNumber } from "./rpc.js";
-import type { ActivityRow, PriceAnswer } from "./store.js";
 import type { TransactionInfo, Venue, VenueTable } from "./venues/index.js";
 
 /** Logs parsed at a time from an `eth_getLogs` answer (result-slices.ts): they are decoded before the next ones. */

@@ -9,8 +9,40 @@
  * logs' own `blockTimestamp` or the block's header (`stampTimes`), and the `price_usd` of a sale priced before the
  * range's first feed answer at its commit (pricing.ts).
  */
-import type { Activity, Kind } from "./decode.js";
-import { type Header, hexToNumber } from "./rpc.js";
+
+import { type Header, hexToNumber } from "../../chain/index.js";
+
+export type Kind = "transfer" | "mint" | "burn" | "sale";
+
+/** One record of the index, before its block's timestamp and USD price are known. */
+export interface Activity {
+  blockNumber: number;
+  logIndex: number;
+  batchIndex: number;
+  kind: Kind;
+  contract: string;
+  tokenId: string;
+  from: string;
+  to: string;
+  /** Decimal string: ERC-1155 quantities exceed 2^53. */
+  quantity: string;
+  txHash: string;
+  blockHash: string;
+  /** `null` where the contract predates both standards (CryptoPunks), as NFTPort leaves it out. */
+  contractType: ContractType | null;
+  sale?: SaleTerms;
+}
+
+/** The lazy types are NFTPort's names for NFTs a sale minted on the way (Rarible's lazy-mint asset classes). */
+export type ContractType = "ERC721" | "ERC1155" | "ERC721_lazy" | "ERC1155_lazy";
+
+export interface SaleTerms {
+  marketplace: string;
+  /** `null` for ETH, else the ERC-20 token address. */
+  currency: string | null;
+  /** Gross amount paid, fees included, in the currency's smallest unit; `null` when the chain does not say. */
+  amount: bigint | null;
+}
 
 /** A sale's price as decoded: the amount in whole units of its currency, and in USD when the feed tells. */
 export interface Price {

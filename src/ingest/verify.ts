@@ -14,16 +14,25 @@
  *   endpoint that cannot be read stops the run, naming it: it is never skipped.
  */
 
-import { urlProblem } from "../../core/env.js";
-import { ChainmailError } from "../../core/errors.js";
-import { isBloom } from "./bloom.js";
+import type { ResultSlices } from "../chain/index.js";
+import {
+  hexToNumber,
+  isBeyondHead,
+  isBloom,
+  isUnknownBlock,
+  RangeTooSlow,
+  RPC_UPSTREAM,
+  RpcAnswerTooLarge,
+  type RpcClient,
+  RpcError,
+  rangeRefusal,
+} from "../chain/index.js";
+import { urlProblem } from "../core/env.js";
+import { ChainmailError } from "../core/errors.js";
 import { type Checked, HEAD_CHECK_DEPTH, type Header, readReceipts, STANDS, type Watch } from "./completeness.js";
 import type { RawLog } from "./decode.js";
 import { type LogFilter, logsFilter } from "./fetcher.js";
-import { isBeyondHead, isUnknownBlock, rangeRefusal } from "./provider-errors.js";
 import type { NotYet } from "./range-facts.js";
-import type { ResultSlices } from "./result-slices.js";
-import { hexToNumber, RangeTooSlow, RPC_UPSTREAM, RpcAnswerTooLarge, type RpcClient, RpcError } from "./rpc.js";
 
 /** The indexer's options that ask for it (indexer.ts's `IndexChainOptions`). */
 export interface VerifyOptions {

@@ -8,12 +8,13 @@
  * fact (range-facts.ts) for the planner and the indexer to act on: read; refused; cut; its end dense; a block the
  * node does not show complete yet; the chain moved. It sizes nothing itself.
  */
+
+import { stampTimes, timelessBlocks } from "../sources/own-index/index.js";
 import { blocksToCheck, type Header, headWindow, judge, KNOWN_CAPS, settle, type Watch } from "./completeness.js";
 import type { Fetcher } from "./fetcher.js";
 import type { Decoded, LogDecoder } from "./log-decoder.js";
 import type { NotYet, ReadFact, Seen } from "./range-facts.js";
 import type { AnswerCaps } from "./range-sizer.js";
-import { stampTimes, timelessBlocks } from "./record.js";
 import type { HeadVerifier } from "./verify.js";
 
 export type { ReadRange } from "./range-facts.js";
