@@ -104,6 +104,7 @@ describe("the store", () => {
           for (const p of picks) reordered.splice(p % (reordered.length + 1), 0, events[p % events.length]!);
           const a = await freshStore();
           const b = await freshStore();
+          const c = await freshStore();
           try {
             if (withSends) {
               const sends = MESSAGES.map((m) => ({
@@ -115,13 +116,27 @@ describe("the store", () => {
               }));
               await a.recordSends(sends);
               await b.recordSends(sends);
+              await c.recordSends(sends);
             }
             await a.applyEvents(events);
             for (let i = 0; i < reordered.length; i += 3) await b.applyEvents(reordered.slice(i, i + 3));
             expect(await snapshot(b)).toEqual(await snapshot(a));
+            // The same batches at once: committed together (group commit), each answered with its own counts.
+            const batches = Array.from({ length: Math.ceil(reordered.length / 3) }, (_, i) =>
+              reordered.slice(i * 3, i * 3 + 3),
+            );
+            const answers = await Promise.all(batches.map((batch) => c.applyEvents(batch)));
+            expect(await snapshot(c)).toEqual(await snapshot(a));
+            const stored = answers.reduce((sum, r) => sum + r.stored, 0);
+            expect(stored + answers.reduce((sum, r) => sum + r.repeated, 0)).toBe(reordered.length);
+            // The feed hands out each stored event once.
+            const feed = await c.eventsAfter(0, { limit: 1_000 });
+            expect(feed.events).toHaveLength(stored);
+            expect(new Set(feed.events.map((e) => e.cursor)).size).toBe(stored);
           } finally {
             await a.close();
             await b.close();
+            await c.close();
           }
         },
       ),

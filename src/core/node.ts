@@ -30,6 +30,19 @@ export interface RunContext {
    * keyed by source and query: created by the paging (`pages`, `records`, `--all`), absent for a single call.
    */
   walk?: WalkMemory | undefined;
+  /**
+   * Where `email-send` looks up suppressed recipients when the process keeps no mail store (CHAINMAIL_MAIL_DB): a
+   * workflow host passes a chainmail service's list (mail/service.ts).
+   */
+  suppressions?: SuppressionLookup | undefined;
+}
+
+/** A suppression list asked about some recipients of one sender: those on it, by lower-case address. */
+export interface SuppressionLookup {
+  suppressed(
+    sender: string,
+    emails: readonly string[],
+  ): Promise<ReadonlyMap<string, { sender: string; reason: string; since: string }>>;
 }
 
 /** A walk's memory (RunContext.walk): one entry per source and query, holding what that source keeps. */

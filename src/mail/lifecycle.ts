@@ -67,6 +67,9 @@ export const foldFacts = (facts: Iterable<Fact>): Lifecycle | undefined => {
   return state;
 };
 
+/** `sender` of a suppression that holds for every sender. */
+export const ANY_SENDER = "*";
+
 /** Why a recipient is suppressed, strongest last: a stronger reason replaces a weaker one. */
 export const SUPPRESSION_REASONS = ["manual", "soft_bounce", "hard_bounce", "blocked", "unsubscribed", "spam"] as const;
 export type SuppressionReason = (typeof SUPPRESSION_REASONS)[number];

@@ -6,11 +6,14 @@
  */
 import { MessageErrorCode } from "../core/errors.js";
 import { toDecimal } from "../core/json.js";
+import type { SuppressionLookup } from "../core/node.js";
 import type { EmailMessage, EmailRequest, ErrorEntry, MessageResult } from "../schemas/email.js";
 import { applyGlobals, isObject } from "../transports/message-rules.js";
 import { errorEntry, notSentResult } from "../transports/outcome.js";
 import type { SendOutcome } from "../transports/types.js";
-import type { MailStore, SendRecord, Suppression } from "./store.js";
+import type { SendRecord } from "./store.js";
+
+type Found = { sender: string; reason: string; since: string };
 
 const LISTS = ["To", "Cc", "Bcc"] as const;
 
@@ -31,7 +34,7 @@ const senderOf = (message: Loose, globals: Loose | undefined): string => {
   return isObject(from) && typeof from.Email === "string" ? from.Email : "";
 };
 
-function suppressedEntry(at: string, email: string, found: Suppression): ErrorEntry {
+function suppressedEntry(at: string, email: string, found: Found): ErrorEntry {
   const who = found.sender === "*" ? "every sender" : found.sender;
   return errorEntry(
     MessageErrorCode.SUPPRESSED,
@@ -42,7 +45,7 @@ function suppressedEntry(at: string, email: string, found: Suppression): ErrorEn
 }
 
 /** Takes suppressed recipients out of `request` (nothing when it says `SendToSuppressed`). */
-export async function holdSuppressed(store: MailStore | undefined, request: EmailRequest): Promise<Held> {
+export async function holdSuppressed(store: SuppressionLookup | undefined, request: EmailRequest): Promise<Held> {
   const { SendToSuppressed: override, ...forwarded } = request;
   const messages = request.Messages;
   const all = messages.map((_, i) => i);
@@ -55,7 +58,7 @@ export async function holdSuppressed(store: MailStore | undefined, request: Emai
     for (const list of LISTS) for (const r of message[list] ?? []) emails.push(r.Email);
     bySender.set(sender, emails);
   }
-  const found = new Map<string, Map<string, Suppression>>();
+  const found = new Map<string, ReadonlyMap<string, Found>>();
   for (const [sender, emails] of bySender) found.set(sender, await store.suppressed(sender, emails));
   const kept: number[] = [];
   const out: EmailMessage[] = [];

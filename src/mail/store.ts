@@ -10,6 +10,8 @@ import { parseJson } from "../core/json.js";
 import { type Database, openDatabase, type Sql } from "../db/database.js";
 import type { MailEvent } from "./events.js";
 import {
+  ANY_SENDER,
+  FACT_RANK,
   type Fact,
   lifecycleOf,
   type MailState,
@@ -20,8 +22,7 @@ import {
 
 /** Events kept per message; later ones still move its state and the suppression list. */
 export const MAX_EVENTS_PER_MESSAGE = 100;
-/** `sender` of a suppression that holds for every sender. */
-export const ANY_SENDER = "*";
+export { ANY_SENDER } from "./lifecycle.js";
 
 /** A message as a transport handed it over, one per recipient. */
 export interface SendRecord {
@@ -68,6 +69,39 @@ export interface Suppression {
   event: string | null;
 }
 
+export interface FeedOptions {
+  kinds?: readonly string[] | undefined;
+  /** At most this many events. */
+  limit: number;
+}
+
+/** One stored event as the feed hands it out, with what is known of its message. */
+export interface FeedEvent {
+  /** Pass it back as `after` to go on after this event. */
+  cursor: string;
+  event: string;
+  time: string;
+  /** Exact: a bigint beyond 2^53. */
+  MessageID: number | bigint;
+  MessageUUID: string | null;
+  CustomID: string | null;
+  email: string;
+  /** The sender, once a send record named it. */
+  From: string | null;
+  /** The message's state now (all its events so far, not only this one). */
+  State: MailState;
+  Payload?: string;
+  [detail: string]: unknown;
+}
+
+export interface EventFeedPage {
+  events: FeedEvent[];
+  /** The last event's cursor (the one given when there is none). */
+  cursor: string;
+  /** Whether more events follow (ask again at once). */
+  more: boolean;
+}
+
 export interface MailStoreOptions {
   /** Soft bounces of one recipient (from one sender) that suppress it. */
   softBounceLimit?: number;
@@ -84,6 +118,11 @@ export interface MailStore {
   readonly where: string;
   recordSends(records: readonly SendRecord[]): Promise<void>;
   applyEvents(events: readonly MailEvent[]): Promise<ApplyResult>;
+  /**
+   * Stored events numbered above `after`, oldest first (the feed of `GET /events`): each once to a reader that
+   * passes back the `cursor` it got. `kinds` keeps only those Mailjet kinds.
+   */
+  eventsAfter(after: number, options: FeedOptions): Promise<EventFeedPage>;
   /** Messages whose MessageID, MessageUUID or CustomID is `id`, with their events. */
   messages(id: string): Promise<MessageView[]>;
   /** Of `emails`, those suppressed for `sender`, by lower-case address. */
@@ -159,15 +198,8 @@ export function mailStoreOn(db: Database, options: MailStoreOptions = {}): MailS
   return {
     where: db.target,
     recordSends: (records) => db.transaction(async (tx) => recordSends(tx, records)),
-    applyEvents: (events) =>
-      db.transaction(async (tx) => {
-        const result: ApplyResult = { stored: 0, repeated: 0 };
-        for (const event of events) {
-          if (await applyEvent(tx, event, softBounceLimit)) result.stored++;
-          else result.repeated++;
-        }
-        return result;
-      }),
+    applyEvents: groupCommit(db, softBounceLimit),
+    eventsAfter: (after, options) => eventsAfter(db, after, options),
     messages: (id) => messagesOf(db, id),
     async suppressed(sender, emails) {
       const found = new Map<string, Suppression>();
@@ -213,6 +245,289 @@ export function mailStoreOn(db: Database, options: MailStoreOptions = {}): MailS
       db.run("DELETE FROM mail_suppressions WHERE sender = $1 AND email = $2", [lower(sender), lower(email)]),
     close: () => db.close(),
   };
+}
+
+/** Events one transaction applies at most: a group of concurrent POSTs is cut here. */
+const MAX_EVENTS_PER_COMMIT = 20_000;
+/** Rows per multi-row statement (well under both engines' limits on parameters). */
+const ROWS_PER_STATEMENT = 250;
+/** PostgreSQL's advisory lock that event writers take, so feed numbers are committed in the order they are drawn. */
+const EVENT_WRITER_LOCK = 0x636d_6576;
+
+interface Waiting {
+  events: readonly MailEvent[];
+  resolve: (result: ApplyResult) => void;
+  reject: (error: unknown) => void;
+}
+
+/**
+ * Group commit: the events of POSTs that arrive while a transaction runs wait for it, then go together in the next
+ * one, and each caller's promise resolves only once the transaction holding its events has committed. A group that
+ * fails is applied again one caller at a time, so one bad request fails alone.
+ */
+function groupCommit(db: Database, softBounceLimit: number): MailStore["applyEvents"] {
+  const waiting: Waiting[] = [];
+  let running = false;
+  const commit = (group: readonly (readonly MailEvent[])[]) =>
+    db.transaction((tx) => applyGroup(tx, group, softBounceLimit));
+  const drain = async () => {
+    running = true;
+    try {
+      while (waiting.length > 0) {
+        // Requests whose bodies came in during the last commit reach `waiting` before this group is cut.
+        await new Promise((resolve) => setImmediate(resolve));
+        let count = 0;
+        let take = 0;
+        while (take < waiting.length && (take === 0 || count + waiting[take]!.events.length <= MAX_EVENTS_PER_COMMIT))
+          count += waiting[take++]!.events.length;
+        const group = waiting.splice(0, take);
+        try {
+          const results = await commit(group.map((w) => w.events));
+          for (const [i, w] of group.entries()) w.resolve(results[i]!);
+        } catch (error) {
+          if (group.length === 1) group[0]!.reject(error);
+          else
+            for (const w of group) {
+              await commit([w.events]).then(([result]) => w.resolve(result!), w.reject);
+            }
+        }
+      }
+    } finally {
+      running = false;
+    }
+  };
+  return (events) =>
+    new Promise<ApplyResult>((resolve, reject) => {
+      waiting.push({ events, resolve, reject });
+      if (!running) void drain();
+    });
+}
+
+interface MessageFacts {
+  event: MailEvent;
+  fact: Fact;
+  rank: number;
+  count: number;
+}
+
+/**
+ * Applies the events of several callers in one transaction, with few statements: one read of the messages named,
+ * multi-row inserts of the events (a repeat is not returned, so it changes nothing), one upsert per message with
+ * its highest-ranked new fact, one per suppression. The same rows as applying each event alone, in any order.
+ */
+async function applyGroup(
+  tx: Sql,
+  group: readonly (readonly MailEvent[])[],
+  softBounceLimit: number,
+): Promise<ApplyResult[]> {
+  const results = group.map(() => ({ stored: 0, repeated: 0 }));
+  if (group.every((events) => events.length === 0)) return results;
+  if (tx.engine === "postgres") await tx.query("SELECT pg_advisory_xact_lock($1)", [EVENT_WRITER_LOCK]);
+  // Every distinct event once, with the caller it counts for; a second copy is a repeat at once.
+  const firsts = new Map<string, { event: MailEvent; caller: number }>();
+  group.forEach((events, caller) => {
+    for (const event of events) {
+      const id = `${event.messageId} ${event.key}`;
+      if (firsts.has(id)) results[caller]!.repeated++;
+      else firsts.set(id, { event, caller });
+    }
+  });
+  const ids = [...new Set([...firsts.values()].map((f) => f.event.messageId))];
+  const known = new Map<string, { events: number; sender: string | null }>();
+  for (let i = 0; i < ids.length; i += ROWS_PER_STATEMENT) {
+    const slice = ids.slice(i, i + ROWS_PER_STATEMENT);
+    const rows = await tx.query<{ message_id: string; events: number; sender: string | null }>(
+      `SELECT message_id, events, sender FROM mail_messages WHERE message_id IN (${list(1, slice.length)})`,
+      slice,
+    );
+    for (const row of rows) known.set(row.message_id, { events: Number(row.events), sender: row.sender });
+  }
+  // Messages this group could take past the cap keep the one-event-at-a-time path (whose repeats past the cap
+  // are told apart by count alone); every other event goes in the multi-row inserts.
+  const perMessage = new Map<string, number>();
+  for (const { event } of firsts.values()) perMessage.set(event.messageId, (perMessage.get(event.messageId) ?? 0) + 1);
+  const bulk: { event: MailEvent; caller: number }[] = [];
+  const single: { event: MailEvent; caller: number }[] = [];
+  for (const first of firsts.values()) {
+    const id = first.event.messageId;
+    if ((known.get(id)?.events ?? 0) + perMessage.get(id)! <= MAX_EVENTS_PER_MESSAGE) bulk.push(first);
+    else single.push(first);
+  }
+  const t = now();
+  const inserted = new Set<string>();
+  for (let i = 0; i < bulk.length; i += ROWS_PER_STATEMENT) {
+    const slice = bulk.slice(i, i + ROWS_PER_STATEMENT);
+    const params: unknown[] = [];
+    const values = slice.map(({ event }) => {
+      params.push(
+        event.messageId,
+        event.key,
+        event.kind,
+        event.fact,
+        event.time,
+        lower(event.email),
+        JSON.stringify(event.detail),
+        t,
+      );
+      return `(${list(params.length - 7, 8)})`;
+    });
+    const rows = await tx.queryValues(
+      `INSERT INTO mail_events (message_id, key, kind, fact, time, email, detail, received_at)
+       VALUES ${values.join(", ")} ON CONFLICT DO NOTHING RETURNING message_id, key`,
+      params,
+    );
+    for (const [messageId, key] of rows) inserted.add(`${messageId} ${key}`);
+  }
+  const stored: MailEvent[] = [];
+  for (const { event, caller } of bulk) {
+    if (inserted.has(`${event.messageId} ${event.key}`)) {
+      results[caller]!.stored++;
+      stored.push(event);
+    } else results[caller]!.repeated++;
+  }
+  await applyFacts(tx, stored, known, softBounceLimit);
+  for (const { event, caller } of single) {
+    if (await applyEvent(tx, event, softBounceLimit)) results[caller]!.stored++;
+    else results[caller]!.repeated++;
+  }
+  return results;
+}
+
+/** What newly stored events do to their messages and to the suppression list, each message and list entry once. */
+async function applyFacts(
+  tx: Sql,
+  events: readonly MailEvent[],
+  known: ReadonlyMap<string, { sender: string | null }>,
+  softBounceLimit: number,
+): Promise<void> {
+  if (events.length === 0) return;
+  const messages = new Map<string, MessageFacts>();
+  const suppressions = new Map<string, SuppressionWrite>();
+  const softBounces = new Set<string>();
+  for (const event of events) {
+    const rank = FACT_RANK[event.fact];
+    const seen = messages.get(event.messageId);
+    if (!seen) messages.set(event.messageId, { event, fact: event.fact, rank, count: 1 });
+    else {
+      seen.count++;
+      if (rank > seen.rank) Object.assign(seen, { fact: event.fact, rank });
+      // What an earlier event did not carry, a later one may (COALESCE keeps the first known, as one by one).
+      seen.event = {
+        ...seen.event,
+        messageUuid: seen.event.messageUuid ?? event.messageUuid,
+        customId: seen.event.customId ?? event.customId,
+        payload: seen.event.payload ?? event.payload,
+      };
+    }
+    const sender = known.get(event.messageId)?.sender ?? ANY_SENDER;
+    const email = lower(event.email);
+    const reason = suppressionOf(event.fact);
+    if (reason) {
+      const write = { sender, email, reason, messageId: event.messageId, eventKey: event.key, since: event.time };
+      const id = `${sender} ${email}`;
+      const held = suppressions.get(id);
+      if (!held || strongerSuppression(write, held)) suppressions.set(id, write);
+    } else if (event.fact === "soft_bounce") softBounces.add(`${sender} ${email}`);
+  }
+  const t = now();
+  const rows = [...messages.values()];
+  for (let i = 0; i < rows.length; i += ROWS_PER_STATEMENT / 2) {
+    const slice = rows.slice(i, i + ROWS_PER_STATEMENT / 2);
+    const params: unknown[] = [];
+    const values = slice.map(({ event, fact, count }) => {
+      const life = lifecycleOf(fact);
+      params.push(
+        event.messageId,
+        event.messageUuid ?? null,
+        event.customId ?? null,
+        event.email,
+        event.payload ?? null,
+        life.state,
+        life.bounce ?? null,
+        life.rank,
+        count,
+        t,
+      );
+      const p = params.length - 9;
+      return `($${p}, $${p + 1}, $${p + 2}, $${p + 3}, NULL, NULL, $${p + 4}, $${p + 5}, $${p + 6}, $${p + 7}, $${p + 8}, $${p + 9}, $${p + 9})`;
+    });
+    await tx.run(`${MESSAGE_UPSERT_HEAD} VALUES ${values.join(", ")} ${MESSAGE_UPSERT_TAIL}`, params);
+  }
+  for (const write of suppressions.values()) await upsertSuppression(tx, write);
+  for (const id of softBounces) {
+    const at = id.indexOf(" ");
+    await softBounced(tx, id.slice(0, at), id.slice(at + 1), softBounceLimit);
+  }
+}
+
+/** Whether `a` replaces `b` on the list (the rule of upsertSuppression's WHERE). */
+const strongerSuppression = (a: SuppressionWrite, b: SuppressionWrite) =>
+  reasonRank(a.reason) > reasonRank(b.reason) ||
+  (reasonRank(a.reason) === reasonRank(b.reason) && (a.eventKey ?? "") < (b.eventKey ?? ""));
+
+const MESSAGE_UPSERT_HEAD = `INSERT INTO mail_messages
+       (message_id, message_uuid, custom_id, email, sender, transport, payload, state, bounce, rank, events,
+        created_at, updated_at)`;
+const MESSAGE_UPSERT_TAIL = `ON CONFLICT (message_id) DO UPDATE SET
+       message_uuid = COALESCE(mail_messages.message_uuid, excluded.message_uuid),
+       custom_id = COALESCE(mail_messages.custom_id, excluded.custom_id),
+       sender = COALESCE(mail_messages.sender, excluded.sender),
+       transport = COALESCE(mail_messages.transport, excluded.transport),
+       payload = COALESCE(mail_messages.payload, excluded.payload),
+       state = CASE WHEN excluded.rank > mail_messages.rank THEN excluded.state ELSE mail_messages.state END,
+       bounce = CASE WHEN excluded.rank > mail_messages.rank THEN excluded.bounce ELSE mail_messages.bounce END,
+       rank = CASE WHEN excluded.rank > mail_messages.rank THEN excluded.rank ELSE mail_messages.rank END,
+       events = mail_messages.events + excluded.events,
+       updated_at = excluded.updated_at`;
+
+interface FeedRow {
+  seq: number | string;
+  kind: string;
+  time: number | string;
+  message_id: string;
+  email: string;
+  detail: string;
+  message_uuid: string | null;
+  custom_id: string | null;
+  sender: string | null;
+  payload: string | null;
+  state: MailState | null;
+}
+
+async function eventsAfter(db: Database, after: number, { kinds, limit }: FeedOptions): Promise<EventFeedPage> {
+  const params: unknown[] = [after];
+  let where = "e.seq > $1";
+  if (kinds && kinds.length > 0) {
+    where += ` AND e.kind IN (${list(2, kinds.length)})`;
+    params.push(...kinds);
+  }
+  params.push(limit + 1);
+  const rows = await db.query<FeedRow>(
+    `SELECT e.seq, e.kind, e.time, e.message_id, e.email, e.detail,
+            m.message_uuid, m.custom_id, m.sender, m.payload, m.state
+     FROM mail_events e LEFT JOIN mail_messages m ON m.message_id = e.message_id
+     WHERE ${where} ORDER BY e.seq LIMIT $${params.length}`,
+    params,
+  );
+  const more = rows.length > limit;
+  const page = more ? rows.slice(0, limit) : rows;
+  const events = page.map(
+    (row): FeedEvent => ({
+      cursor: String(row.seq),
+      event: row.kind,
+      time: iso(row.time),
+      MessageID: exactInteger(row.message_id),
+      MessageUUID: row.message_uuid,
+      CustomID: row.custom_id,
+      email: row.email,
+      From: row.sender,
+      // An event always lands with its message (one transaction); "sent" only if a row were ever removed by hand.
+      State: row.state ?? "sent",
+      ...(parseJson(row.detail) as Record<string, unknown>),
+      ...(row.payload !== null ? { Payload: row.payload } : {}),
+    }),
+  );
+  return { events, cursor: events.at(-1)?.cursor ?? String(after), more };
 }
 
 /** Inserts a message, or fills in what an earlier event did not know and lifts its state by rank. */

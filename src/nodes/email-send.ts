@@ -28,7 +28,8 @@ export const emailSend = defineNode({
   run: async ({ params, request }, ctx) => {
     const transport = await resolveMailTransport(ctx.config);
     const store = await mailStore(ctx.config.env);
-    const held = await holdSuppressed(store, request);
+    // No store of its own (a workflow host): the list of the chainmail service the host named, if any.
+    const held = await holdSuppressed(store ?? ctx.suppressions, request);
     // Mailjet writes its own List-Unsubscribe in place of any given: its `unsub` event does that job there.
     const outgoing = transport.name === "mailjet" ? held.request : withUnsubscribeHeaders(held.request, ctx.config.env);
     const sent = held.kept.length ? await transport.send(outgoing, params, ctx) : undefined;

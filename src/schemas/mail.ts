@@ -107,3 +107,42 @@ export const Suppression = Type.Object(
   },
   { $id: "Suppression", title: "A suppressed recipient" },
 );
+
+/** One stored event as `GET /events` hands it out (the workflow packages' delivery-event triggers emit these). */
+export const FeedEvent = Type.Object(
+  {
+    cursor: Type.String({ description: "Pass it back as `after` to go on after this event" }),
+    event: Type.String({ description: "Mailjet's kind: sent, open, click, bounce, blocked, spam, unsub" }),
+    time: Type.String({ description: "When it happened (UTC), as Mailjet said" }),
+    MessageID: ExactInteger({ description: "Per recipient, like Mailjet's (beyond 2^53: kept exact)" }),
+    MessageUUID: Type.Union([Type.String(), Type.Null()]),
+    CustomID: Type.Union([Type.String(), Type.Null()]),
+    email: Type.String({ description: "The recipient (lower case)" }),
+    From: Type.Union([Type.String(), Type.Null()], { description: "The sender, once a send record named it" }),
+    State: Type.Union(
+      MAIL_STATE_NAMES.map((s) => Type.Literal(s)),
+      { description: "The message's state now, after all its events so far" },
+    ),
+    Payload: Type.Optional(Type.String({ description: "The message's EventPayload" })),
+  },
+  {
+    $id: "FeedEvent",
+    title: "A delivery event",
+    additionalProperties: true,
+    description:
+      "Also the kind's own fields as Mailjet gave them: hard_bounce, blocked, error_related_to, error, source, url",
+  },
+);
+export type FeedEvent = Static<typeof FeedEvent>;
+
+export const EventFeedPage = Type.Object(
+  {
+    events: Type.Array(FeedEvent, { description: "Oldest first, in the order they were stored" }),
+    cursor: Type.String({
+      description: "The last event's cursor (the `after` given when there is none): ask with it next",
+    }),
+    more: Type.Boolean({ description: "More events follow: ask again at once" }),
+  },
+  { $id: "EventFeedPage", title: "A page of the event feed" },
+);
+export type EventFeedPage = Static<typeof EventFeedPage>;

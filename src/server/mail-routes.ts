@@ -1,12 +1,16 @@
 /**
  * The mail lifecycle over HTTP: Mailjet's event callbacks in (`POST /events/mailjet`, one event or an array,
  * answered 200 only once stored, so Mailjet's retry covers a crash) and a message's state out
- * (`GET /messages/<MessageID|MessageUUID|CustomID>`). Both work on CHAINMAIL_MAIL_DB's store.
+ * (`GET /messages/<MessageID|MessageUUID|CustomID>`), the stored events in order for whoever follows them
+ * (`GET /events?after=<cursor>`: the workflow packages' delivery-event triggers) and the suppression list asked
+ * about a batch's recipients (`POST /suppressions/lookup`: the packages' email-send, which keep no store). All work
+ * on CHAINMAIL_MAIL_DB's store.
  */
 import type { FastifyInstance, FastifyReply, FastifyRequest } from "fastify";
 import type { Config } from "../core/config.js";
 import { ChainmailError, InvalidInputError } from "../core/errors.js";
 import { readMailjetEvents } from "../mail/events.js";
+import { readFeedQuery, readSuppressionLookup } from "../mail/feed.js";
 import { mailStoreOf } from "../mail/open.js";
 import type { MailStore } from "../mail/store.js";
 import { bearerChecker, eventsChecker } from "./auth.js";
@@ -47,6 +51,18 @@ export function registerMailRoutes(app: FastifyInstance, config: Config, setting
       return sendJson(reply, 200, { stored, repeated, ignored });
     },
   );
+
+  app.get("/events", { onRequest: guard(bearerChecker(settings.tokens)) }, async (request, reply) => {
+    const { after, kinds, limit } = readFeedQuery(request.query);
+    const page = await (await storeOf(config)).eventsAfter(after, { kinds, limit });
+    return sendJson(reply, 200, page);
+  });
+
+  app.post("/suppressions/lookup", { onRequest: guard(bearerChecker(settings.tokens)) }, async (request, reply) => {
+    const { sender, emails } = readSuppressionLookup(request.body);
+    const found = await (await storeOf(config)).suppressed(sender, emails);
+    return sendJson(reply, 200, { suppressed: [...found.values()] });
+  });
 
   app.get("/messages/:id", { onRequest: guard(bearerChecker(settings.tokens)) }, async (request, reply) => {
     const { id } = request.params as { id: string };

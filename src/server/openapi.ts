@@ -8,8 +8,9 @@
  */
 import type { TSchema } from "@sinclair/typebox";
 import type { AnyNode } from "../core/node.js";
+import { MAX_FEED_LIMIT, MAX_LOOKUP_EMAILS } from "../mail/feed.js";
 import { ErrorPayloadSchema, isExactIntegerSchema } from "../schemas/common.js";
-import { MailjetEventBody, MessageStatus } from "../schemas/mail.js";
+import { EventFeedPage, MailjetEventBody, MailjetEventKinds, MessageStatus, Suppression } from "../schemas/mail.js";
 import { nftSourceChoices } from "../sources/catalog.js";
 import { mailTransportChoices } from "../transports/catalog.js";
 import { BIGINT_FORMS, BIGINT_PARAMETER } from "./integers.js";
@@ -252,7 +253,10 @@ const tokenParameter = {
   schema: { type: "string", maxLength: 2048 },
 };
 
-/** `POST /events/mailjet`, `GET /messages/{id}` (mail-routes.ts) and the unsubscribe links (unsubscribe-routes.ts). */
+/**
+ * `POST /events/mailjet`, `GET /events`, `POST /suppressions/lookup`, `GET /messages/{id}` (mail-routes.ts) and the
+ * unsubscribe links (unsubscribe-routes.ts).
+ */
 function mailPaths(schemas: Json, errorOnly: Json, notHttp: Json, auth: boolean): Json {
   const refusals: Json = {
     401: json(errorOnly, "No credentials where they are required"),
@@ -334,6 +338,101 @@ function mailPaths(schemas: Json, errorOnly: Json, notHttp: Json, auth: boolean)
             content: { "text/html": { schema: { type: "string" } } },
           },
           503: json(errorOnly, "CHAINMAIL_UNSUBSCRIBE_SECRET or CHAINMAIL_MAIL_DB is not set (`not_configured`)"),
+          "4XX": notHttp,
+        },
+      },
+    },
+    "/events": {
+      get: {
+        operationId: "eventFeed",
+        summary: "The stored delivery events in the order they were stored, after a cursor (each once to a follower)",
+        description:
+          "What the workflow packages' delivery-event triggers poll: ask with `after` = the `cursor` of the last " +
+          "page (none: from the first event), and again at once while `more` is true. Events past the 100 kept " +
+          "per message still move its state but are not in the feed.",
+        tags: ["mail"],
+        security: auth ? [{ bearer: [] }] : [{}, { bearer: [] }],
+        parameters: [
+          {
+            name: "after",
+            in: "query",
+            required: false,
+            description: "The `cursor` of the last event seen (0 or none: from the first)",
+            schema: { type: "string", pattern: "^[0-9]{1,16}$" },
+          },
+          {
+            name: "kinds",
+            in: "query",
+            required: false,
+            description: "Only these Mailjet kinds, comma-separated (none: every kind)",
+            schema: { type: "string", maxLength: 256 },
+            example: "bounce,spam",
+          },
+          {
+            name: "limit",
+            in: "query",
+            required: false,
+            description: `At most this many events (default 100)`,
+            schema: { type: "integer", minimum: 1, maximum: MAX_FEED_LIMIT },
+          },
+        ],
+        responses: {
+          200: json(documentSchema(EventFeedPage, schemas, true), "A page of events, oldest first"),
+          400: json(
+            errorOnly,
+            `A bad \`after\`, \`limit\` or \`kinds\` (one of ${MailjetEventKinds.join(", ")}), a field given twice or an unknown one: \`error.details.violations\` names it`,
+          ),
+          ...refusals,
+          "4XX": notHttp,
+        },
+      },
+    },
+    "/suppressions/lookup": {
+      post: {
+        operationId: "suppressionLookup",
+        summary: "Which of some recipients are on a sender's suppression list (its own, or every sender's)",
+        description:
+          "What the workflow packages' email-send asks before a batch (they keep no store of their own): the " +
+          "recipients found are answered per message with the error `suppressed` and not sent to.",
+        tags: ["mail"],
+        security: auth ? [{ bearer: [] }] : [{}, { bearer: [] }],
+        requestBody: {
+          required: true,
+          ...json(
+            {
+              type: "object",
+              properties: {
+                sender: { type: "string", description: "The From address (or * for every sender's list alone)" },
+                emails: {
+                  type: "array",
+                  maxItems: MAX_LOOKUP_EMAILS,
+                  items: { type: "string", maxLength: 254 },
+                  description: "The recipients to look up",
+                },
+              },
+              required: ["sender", "emails"],
+              additionalProperties: false,
+            },
+            "The sender and the recipients",
+          ),
+        },
+        responses: {
+          200: json(
+            {
+              type: "object",
+              properties: {
+                suppressed: {
+                  type: "array",
+                  items: documentSchema(Suppression, schemas, true),
+                  description: "The recipients found (lower case), each with its strongest reason",
+                },
+              },
+              required: ["suppressed"],
+            },
+            "The suppressed ones among them",
+          ),
+          400: json(errorOnly, "A bad sender or address, or too many: `error.details.violations` names each"),
+          ...refusals,
           "4XX": notHttp,
         },
       },

@@ -1,6 +1,7 @@
 /**
  * What the workflow packages (Node-RED, n8n) take from chainmail, and nothing more: the four nodes, running them
- * with a config a host builds from its own settings and HTTP engine, paging, the activity poll, and the catalog of
+ * with a config a host builds from its own settings and HTTP engine, paging, the activity poll, a chainmail
+ * service's delivery events and suppression list (mail/service.ts), and the catalog of
  * what a user may choose. Each package bundles this module; it reads no `process`, starts no timer and loads no
  * HTTP library of its own (the host's pool does the HTTP), so that n8n's scanner accepts the bundle.
  */
@@ -41,12 +42,15 @@ export {
   type Exchange,
   type UpstreamPool,
 } from "../core/upstream-pool.js";
+export { MAX_EVENTS_PER_POLL, type MailEventCursor, pollMailEvents, serviceSuppressions } from "../mail/service.js";
+export type { FeedEvent } from "../mail/store.js";
 export {
   emailSend,
   nftTransactionsByContract,
   nftTransactionsByToken,
   nftTransactionsOnChain,
 } from "../nodes/index.js";
+export { MailjetEventKinds } from "../schemas/mail.js";
 export {
   nftSources,
   portableNftSources,

@@ -3,7 +3,8 @@
  * credentials and workflows imported with n8n's CLI, workflows run with `n8n execute`, and the trigger polling in
  * `n8n start` across restarts, and every credential's test through the REST API of `n8n start` (what the editor's
  * "Test" button calls); every call goes to the local NFTPort-, OpenSea- and Mailjet-compatible servers and real
- * chainmail services (one over NFTPort, one over its own index with OpenSea's order book).
+ * chainmail services (one over NFTPort, one over its own index with OpenSea's order book, one keeping the mail
+ * lifecycle: the delivery trigger's events and the Email node's suppression lookup).
  */
 import { randomUUID } from "node:crypto";
 import { cpSync, mkdirSync, mkdtempSync, rmSync, writeFileSync } from "node:fs";
@@ -39,6 +40,7 @@ import { type RpcNode, startRpcNode } from "./rpc-node.js";
 import { eventually, exec, freePort, installTarball, node24Env, pack, runtime, start } from "./runtimes.js";
 
 const SERVICE_TOKEN = "n8n-service-token-0123456789";
+const MAIL_TOKEN = "n8n-mail-service-token-0123456789";
 const BAD_KEY = "ffffffff-ffff-4fff-8fff-ffffffffffff";
 const BAD_OPENSEA_KEY = "0000000000000000000000000000bad0";
 const WATCHED = "0x7777777777777777777777777777777777777777";
@@ -67,12 +69,32 @@ let nftport: NftportServer;
 let opensea: OpenSeaServer;
 let mailjet: MailjetServer;
 let service: RunningServer;
+let mailService: RunningServer;
+let mailDir: string;
 let indexService: IndexWithOpenSea;
 let rpc: RpcNode;
 let home: string;
 let env: Record<string, string>;
 
 const n8n = (args: string[]) => exec(runtime("N8N"), args, { env, maxBuffer: 64 * 2 ** 20 });
+
+const mailEvent = (event: string, n: number, email: string) => ({
+  event,
+  time: 1_700_000_000 + n,
+  // Beyond 2^53 (as Mailjet's are): written into the body as exact digits below.
+  MessageID: String(2n ** 60n + BigInt(n)),
+  email,
+  Payload: `event-${n}`,
+  ...(event === "bounce" ? { hard_bounce: true } : {}),
+});
+async function postEvents(events: object[]) {
+  const res = await fetch(`${mailService.url}/events/mailjet`, {
+    method: "POST",
+    headers: { authorization: `Bearer ${MAIL_TOKEN}`, "content-type": "application/json" },
+    body: JSON.stringify(events).replace(/"MessageID":"(\d+)"/g, '"MessageID":$1'),
+  });
+  if (res.status !== 200) throw new Error(`events: ${res.status} ${await res.text()}`);
+}
 
 beforeAll(async () => {
   const dataset = standardDataset();
@@ -88,6 +110,18 @@ beforeAll(async () => {
     tokens: [SERVICE_TOKEN],
   });
   indexService = await startIndexWithOpenSea(opensea.url);
+  mailDir = mkdtempSync(join(tmpdir(), "chainmail-n8n-mail-"));
+  mailService = await startServer({
+    port: 0,
+    config: testConfig({ CHAINMAIL_MAIL_DB: join(mailDir, "mail.sqlite") }),
+    tokens: [MAIL_TOKEN],
+  });
+  // Mailjet's events so far: a spam complaint (suppresses gone@example.com), an open (not followed), a bounce.
+  await postEvents([
+    mailEvent("spam", 1, "gone@example.com"),
+    mailEvent("open", 2, "kept@example.com"),
+    mailEvent("bounce", 3, "b@example.com"),
+  ]);
   rpc = await startRpcNode();
   home = mkdtempSync(join(tmpdir(), "chainmail-n8n-"));
   // A user folder n8n has already migrated (scripts/ci/runtimes.sh made it), and the package as users get it.
@@ -109,7 +143,7 @@ beforeAll(async () => {
   await n8n(["import:credentials", `--input=${join(home, "credentials.json")}`]);
   const workflows = join(home, "workflows");
   mkdirSync(workflows);
-  for (const workflow of [everyOperation(), failing(), watching(), watchingOpenSea(), watchingChain()]) {
+  for (const workflow of [everyOperation(), failing(), watching(), watchingOpenSea(), watchingChain(), deliveries()]) {
     writeFileSync(join(workflows, `${workflow.id}.json`), JSON.stringify(workflow));
   }
   await n8n(["import:workflow", "--separate", `--input=${workflows}`]);
@@ -117,16 +151,19 @@ beforeAll(async () => {
   await n8n(["publish:workflow", "--id=watching"]);
   await n8n(["publish:workflow", "--id=watchingOpenSea"]);
   await n8n(["publish:workflow", "--id=watchingChain"]);
+  await n8n(["publish:workflow", "--id=deliveries"]);
 }, 300_000);
 
 afterAll(async () => {
   await service?.close();
+  await mailService?.close();
   await indexService?.close();
   await nftport?.close();
   await opensea?.close();
   await rpc?.close();
   await mailjet?.close();
   if (home) rmSync(home, { recursive: true, force: true });
+  if (mailDir) rmSync(mailDir, { recursive: true, force: true });
 });
 
 /** Every credential the workflows use, each good one with a refused twin (for the credential tests). */
@@ -159,6 +196,12 @@ function credentials() {
       data: { apiKey: BAD_OPENSEA_KEY, baseUrl: opensea.url },
     },
     { id: "service", name: "Service", type: "chainmailServiceApi", data: serviceData(service.url, SERVICE_TOKEN) },
+    {
+      id: "mailservice",
+      name: "Mail service",
+      type: "chainmailServiceApi",
+      data: serviceData(mailService.url, MAIL_TOKEN),
+    },
     {
       id: "servicebad",
       name: "Service bad",
@@ -352,6 +395,19 @@ function everyOperation() {
       messagesFrom: "json",
       request: JSON.stringify({ Messages: [message("one"), message("two")] }),
     }),
+    {
+      ...email("Email Suppressed", {
+        messagesFrom: "json",
+        suppressionList: "service",
+        request: JSON.stringify({
+          Messages: [message("suppressed alone", "gone@example.com"), message("suppressed kept", "kept@example.com")],
+        }),
+      }),
+      credentials: {
+        ...credential("chainmailMailjetApi", "mailjet"),
+        ...credential("chainmailServiceApi", "mailservice"),
+      },
+    },
   ];
   return {
     id: "everyOperation",
@@ -371,6 +427,7 @@ function everyOperation() {
       ["Start", "Index And OpenSea"],
       ["Start", "Bad Input"],
       ["Start", "Email Json"],
+      ["Start", "Email Suppressed"],
       ["By Token", "To Messages"],
       ["To Messages", "Email Items"],
     ]),
@@ -429,6 +486,33 @@ function watching() {
       email("Mail Each", { messagesFrom: "json", request }),
     ],
     connections: connect([["Watch", "Mail Each"]]),
+    settings: {},
+  };
+}
+
+/** The delivery trigger on bounces and spam complaints, each mailed with its kind and recipient as the subject. */
+function deliveries() {
+  const request = `={{ ${JSON.stringify({ Messages: [message("SUBJECT", "deliveries@example.org")] }).replace(
+    '"SUBJECT"',
+    "'delivery ' + $json.event + ' ' + $json.email + ' ' + $json.Payload",
+  )} }}`;
+  return {
+    id: "deliveries",
+    name: "deliveries",
+    active: true,
+    nodes: [
+      {
+        id: "Deliveries",
+        name: "Deliveries",
+        type: "n8n-nodes-chainmail.chainmailDeliveryTrigger",
+        typeVersion: 1,
+        position: at(0),
+        parameters: { events: ["bounce", "spam"], pollTimes: { item: [{ mode: "everyHour" }] } },
+        credentials: credential("chainmailServiceApi", "mailservice"),
+      },
+      email("Mail Each Event", { messagesFrom: "json", request }),
+    ],
+    connections: connect([["Deliveries", "Mail Each Event"]]),
     settings: {},
   };
 }
@@ -666,6 +750,17 @@ describe("n8n-nodes-chainmail in n8n 2.41.1", () => {
     expect(mailjet.requests.every((request) => request.authorization === basic)).toBe(true);
   });
 
+  it("email with the service's suppression list: a suppressed recipient answered per message, the rest sent", () => {
+    const [alone, kept] = main(run.runData, "Email Suppressed");
+    expect(alone!.json.Status).toBe("error");
+    expect(alone!.json.Errors).toEqual([
+      expect.objectContaining({ ErrorCode: "suppressed", Reason: "spam", Since: expect.any(String) }),
+    ]);
+    expect(kept!.json.Status).toBe("success");
+    const mailed = mailjet.deliveries.filter((d) => String(d.subject).startsWith("suppressed "));
+    expect(mailed.map((d) => [d.subject, d.email])).toEqual([["suppressed kept", "kept@example.com"]]);
+  });
+
   it("a refused key fails the execution with chainmail's message and code, the key never shown", async () => {
     const failed = await execute("failing");
     expect(failed.failed || failed.runData.Refused?.[0]?.error !== undefined).toBe(true);
@@ -724,6 +819,45 @@ describe("chainmailTrigger in n8n start", () => {
     await run(settle(5_000));
     expect(mailed().sort()).toEqual([hash(3002), hash(3003)]);
     expect(mailedOpenSea().sort()).toEqual(openSeaMails);
+  }, 300_000);
+});
+
+describe("chainmailDeliveryTrigger in n8n start", () => {
+  const mailed = () =>
+    mailjet.deliveries.map((d) => String(d.subject)).filter((subject) => subject.startsWith("delivery "));
+
+  it("emits the kinds chosen, each once, across restarts; the events stored while stopped after", async () => {
+    const run = async (then: () => Promise<void>) => {
+      const server = start(runtime("N8N"), ["start"], { ...env, N8N_PORT: "0", N8N_LISTEN_ADDRESS: "127.0.0.1" });
+      try {
+        await server.waitFor(/Editor is now accessible/, 120_000);
+        await then();
+      } finally {
+        await server.stop();
+      }
+    };
+    const settle = (ms: number) => new Promise<void>((resolve) => setTimeout(resolve, ms));
+    // First start: the activation's poll hands out every stored event of those kinds (not the open).
+    await run(async () => {
+      await eventually(() => mailed().length >= 2, "the stored spam and bounce", 60_000);
+      await settle(2_000);
+    });
+    expect(mailed()).toEqual(["delivery spam gone@example.com event-1", "delivery bounce b@example.com event-3"]);
+    // Stored while n8n is down: a click (not followed), a spam complaint, a replay of the first.
+    await postEvents([
+      mailEvent("click", 4, "kept@example.com"),
+      mailEvent("spam", 5, "c@example.com"),
+      mailEvent("spam", 1, "gone@example.com"),
+    ]);
+    await run(async () => {
+      await eventually(() => mailed().length >= 3, "the new spam complaint", 60_000);
+      await settle(2_000);
+    });
+    expect(mailed()).toEqual([
+      "delivery spam gone@example.com event-1",
+      "delivery bounce b@example.com event-3",
+      "delivery spam c@example.com event-5",
+    ]);
   }, 300_000);
 });
 

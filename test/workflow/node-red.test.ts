@@ -2,7 +2,8 @@
  * node-red-contrib-chainmail in a real headless Node-RED 5 under Node 24: the packed tarball installed alone into
  * the user folder, flows deployed through the admin API, inputs injected through it, every output port wired to a
  * local sink that records what each port sent; the upstreams are the local NFTPort-, OpenSea- and Mailjet-compatible
- * servers and real chainmail services (one over NFTPort, one over its own index with OpenSea's order book).
+ * servers and real chainmail services (one over NFTPort, one over its own index with OpenSea's order book, one
+ * keeping the mail lifecycle: the delivery-events node and email-send's suppression lookup).
  */
 
 import { mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";
@@ -30,6 +31,7 @@ import { type IndexWithOpenSea, startIndexWithOpenSea } from "./index-with-opens
 import { eventually, freePort, installTarball, node24Env, pack, type Running, runtime, start } from "./runtimes.js";
 
 const SERVICE_TOKEN = "node-red-service-token-0123456789";
+const MAIL_TOKEN = "node-red-mail-service-token-0123456789";
 /** Not an NFTPort key at all: NFTPort answers 401 invalid_api_key. */
 const BAD_KEY = "not-an-nftport-key-0123456789";
 /** Not OpenSea's key: it answers 401. */
@@ -65,12 +67,32 @@ let nftport: NftportServer;
 let opensea: OpenSeaServer;
 let mailjet: MailjetServer;
 let service: RunningServer;
+let mailService: RunningServer;
 let indexService: IndexWithOpenSea;
 let sink: Server;
 let sinkUrl: string;
 const received: Received[] = [];
 let userDir: string;
+let mailDir: string;
 let port: number;
+
+const mailEvent = (event: string, n: number, email: string) => ({
+  event,
+  time: 1_700_000_000 + n,
+  // Beyond 2^53 (as Mailjet's are): written into the body as exact digits below.
+  MessageID: String(2n ** 60n + BigInt(n)),
+  email,
+  Payload: `event-${n}`,
+  ...(event === "bounce" ? { hard_bounce: true } : {}),
+});
+async function postEvents(events: object[]) {
+  const res = await fetch(`${mailService.url}/events/mailjet`, {
+    method: "POST",
+    headers: { authorization: `Bearer ${MAIL_TOKEN}`, "content-type": "application/json" },
+    body: JSON.stringify(events).replace(/"MessageID":"(\d+)"/g, '"MessageID":$1'),
+  });
+  if (res.status !== 200) throw new Error(`events: ${res.status} ${await res.text()}`);
+}
 let nodeRed: Running | undefined;
 
 /** What the sink got at one path, parsed. */
@@ -128,21 +150,22 @@ const inject = (name: string, target: string, payload: unknown) => ({
   wires: [[target]],
 });
 
-const chainmail = (name: string, type: string, config?: string) => ({
+const chainmail = (name: string, type: string, config?: string, fields: object = {}) => ({
   id: name,
   type,
   z: "tab",
   name,
   ...(config ? { config } : {}),
+  ...fields,
   x: 300,
   y: 100,
   wires: [0, 1, 2].map((i) => [`${name}-sink-${i}`]),
 });
 
 /** A case: inject → chainmail node → its three ports to the sink. */
-const scenario = (name: string, type: string, payload: unknown, config?: string) => [
+const scenario = (name: string, type: string, payload: unknown, config?: string, fields: object = {}) => [
   inject(name, name, payload),
-  chainmail(name, type, config),
+  chainmail(name, type, config, fields),
   ...sinkNodes(name, 3),
 ];
 
@@ -165,6 +188,21 @@ function flows() {
       source: "service",
       serviceUrl: service.url,
       credentials: { serviceToken: SERVICE_TOKEN },
+    },
+    // NFTPort for records; the service keeps the mail lifecycle (delivery events, suppressions).
+    {
+      id: "cfg-mail",
+      type: "chainmail-config",
+      name: "mail",
+      source: "nftport",
+      serviceUrl: mailService.url,
+      mailjetBaseUrl: mailjet.url,
+      credentials: {
+        nftportApiKey: VALID_KEY,
+        serviceToken: MAIL_TOKEN,
+        mailjetApiKey: MJ_KEY,
+        mailjetSecretKey: MJ_SECRET,
+      },
     },
     // OpenSea's origin left empty: OPENSEA_BASE_URL of Node-RED's environment.
     {
@@ -251,6 +289,35 @@ function flows() {
       },
       "cfg-nftport",
     ),
+    ...scenario(
+      "emailsuppressed",
+      "chainmail-email-send",
+      {
+        request: {
+          Messages: [["gone@example.com"], ["kept@example.com", "Gone@Example.com"]].map((to) => ({
+            From: { Email: "alerts@chainmail.test" },
+            To: to.map((Email) => ({ Email })),
+            Subject: `suppressed? ${to.join(" ")}`,
+            TextPart: "hello",
+          })),
+        },
+      },
+      "cfg-mail",
+      { suppressions: true },
+    ),
+    {
+      id: "deliveries",
+      type: "chainmail-mail-events",
+      z: "tab",
+      name: "deliveries",
+      config: "cfg-mail",
+      kinds: "bounce, spam",
+      interval: "1",
+      x: 100,
+      y: 450,
+      wires: [["deliveries-sink-0"]],
+    },
+    ...sinkNodes("deliveries", 1),
     {
       id: "watch",
       type: "chainmail-activity",
@@ -326,6 +393,18 @@ beforeAll(async () => {
     tokens: [SERVICE_TOKEN],
   });
   indexService = await startIndexWithOpenSea(opensea.url);
+  mailDir = mkdtempSync(join(tmpdir(), "chainmail-node-red-mail-"));
+  mailService = await startServer({
+    port: 0,
+    config: testConfig({ CHAINMAIL_MAIL_DB: join(mailDir, "mail.sqlite") }),
+    tokens: [MAIL_TOKEN],
+  });
+  // Mailjet's events so far: a spam complaint (suppresses gone@example.com), an open (not followed), a bounce.
+  await postEvents([
+    mailEvent("spam", 1, "gone@example.com"),
+    mailEvent("open", 2, "kept@example.com"),
+    mailEvent("bounce", 3, "b@example.com"),
+  ]);
   sink = createServer((req, res) => {
     let body = "";
     req.setEncoding("utf8");
@@ -358,14 +437,14 @@ beforeAll(async () => {
     body: JSON.stringify(flows()),
   });
   await nodeRed!.waitFor(/Started flows/, 30_000, deployed);
-  const cases = ["noconfig", "configured", "badinput", "refused", "service", "email"];
+  const cases = ["noconfig", "configured", "badinput", "refused", "service", "email", "emailsuppressed"];
   const openseaCases = ["opensea", "openseabids", "opensearefused", "indexopensea"];
   for (const name of [...cases, ...openseaCases]) {
     await admin(`/inject/${name}-inject`, { method: "POST" });
   }
-  const answered = () => received.filter((r) => !/^\/(statuses|watch|watchos)\//.test(r.path));
+  const answered = () => received.filter((r) => !/^\/(statuses|watch|watchos|watchchain|deliveries)\//.test(r.path));
   // Two ports each (data or error, and response), one (error) for bad input.
-  await eventually(() => answered().length >= 19, "every case to answer").catch((error: Error) => {
+  await eventually(() => answered().length >= 21, "every case to answer").catch((error: Error) => {
     const paths = answered().map((r) => r.path);
     throw new Error(
       `${error.message}; the sink got ${paths.join(", ")}; Node-RED said:\n${nodeRed?.output().slice(-3000)}`,
@@ -376,12 +455,14 @@ beforeAll(async () => {
 afterAll(async () => {
   await nodeRed?.stop();
   await service?.close();
+  await mailService?.close();
   await indexService?.close();
   await nftport?.close();
   await opensea?.close();
   await mailjet?.close();
   await new Promise((resolve) => sink?.close(resolve));
   if (userDir) rmSync(userDir, { recursive: true, force: true });
+  if (mailDir) rmSync(mailDir, { recursive: true, force: true });
 });
 
 describe("node-red-contrib-chainmail in Node-RED 5", () => {
@@ -495,6 +576,46 @@ describe("node-red-contrib-chainmail in Node-RED 5", () => {
     expect(mailjet.duplicates()).toEqual([]);
   });
 
+  it("email with suppressions: a suppressed recipient answered per message (reason, since), the rest sent", () => {
+    const [sent] = at("/emailsuppressed/0");
+    const [alone, shared] = sent.Messages;
+    // Its only recipient suppressed: not sent at all.
+    expect(alone.Status).toBe("error");
+    expect(alone.Errors).toEqual([
+      expect.objectContaining({
+        ErrorCode: "suppressed",
+        Reason: "spam",
+        Since: expect.any(String),
+        ErrorRelatedTo: ["To[0].Email"],
+      }),
+    ]);
+    expect(alone.To).toBeUndefined();
+    // Sent to the other recipient; the suppressed one named among its errors.
+    expect(shared.Status).toBe("error");
+    expect(shared.To.map((r: { Email: string }) => r.Email)).toEqual(["kept@example.com"]);
+    expect(shared.Errors).toEqual([expect.objectContaining({ ErrorCode: "suppressed", Reason: "spam" })]);
+    const mailed = mailjet.deliveries.filter((d) => String(d.subject).startsWith("suppressed?"));
+    expect(mailed.map((d) => d.email)).toEqual(["kept@example.com"]);
+  });
+
+  it("delivery events: the kinds chosen, each once, in order, with the EventPayload", async () => {
+    const sent = () => at("/deliveries/0");
+    await eventually(() => sent().length >= 2, "the stored spam and bounce");
+    expect(sent().map((e) => [e.event, e.email, e.Payload])).toEqual([
+      ["spam", "gone@example.com", "event-1"],
+      ["bounce", "b@example.com", "event-3"],
+    ]);
+    expect(sent()[1]).toMatchObject({ hard_bounce: true, MessageID: String(2n ** 60n + 3n), State: "bounced" });
+    await postEvents([
+      mailEvent("click", 4, "kept@example.com"),
+      mailEvent("spam", 5, "c@example.com"),
+      mailEvent("spam", 1, "gone@example.com"),
+    ]);
+    await eventually(() => sent().length >= 3, "the new spam complaint");
+    await new Promise((resolve) => setTimeout(resolve, 2_500));
+    expect(sent().map((e) => e.email)).toEqual(["gone@example.com", "b@example.com", "c@example.com"]);
+  }, 60_000);
+
   it("activity: each new record once, its cursor surviving a restart of Node-RED", async () => {
     const sent = () => at("/watch/0").map((msg) => msg.transaction_hash);
     // The first poll notes where the contract stands: nothing sent.
@@ -547,4 +668,13 @@ describe("node-red-contrib-chainmail in Node-RED 5", () => {
     await eventually(() => polled().length >= polls + 2, "two more polls");
     expect(sent()).toEqual([hash(CHAIN_START), hash(CHAIN_START + 1)]);
   }, 120_000);
+
+  it("delivery events after the restart: none sent twice, those stored while down sent once", async () => {
+    const sent = () => at("/deliveries/0").map((e) => e.email);
+    await postEvents([mailEvent("unsub", 6, "d@example.com"), mailEvent("bounce", 7, "e@example.com")]);
+    await eventually(() => sent().length >= 4, "the bounce stored after the restart");
+    await new Promise((resolve) => setTimeout(resolve, 2_500));
+    expect(sent()).toEqual(["gone@example.com", "b@example.com", "c@example.com", "e@example.com"]);
+    for (const r of received) expect(r.body).not.toContain(MAIL_TOKEN);
+  }, 60_000);
 });

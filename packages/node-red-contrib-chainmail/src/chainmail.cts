@@ -1,6 +1,7 @@
 /**
  * node-red-contrib-chainmail: chainmail's four nodes as Node-RED node types, a config node for credentials and
- * origins, and an activity node that emits new records as they appear. Bundled with chainmail's workflow kit into
+ * origins, an activity node that emits new records as they appear, and a delivery-events node that emits the
+ * Mailjet events a chainmail service stored (bounces, spam complaints, unsubscribes, opens, clicks), each once. Bundled with chainmail's workflow kit into
  * dist/chainmail.js (scripts/build-packages.mjs); the editor's part is chainmail.html beside it.
  *
  * A node's `msg.payload` in is its input object, keyed by input port ({ query, params } or { params, request });
@@ -23,6 +24,9 @@ import {
   type EnrichmentCache,
   emailSend,
   hostConfig,
+  MAX_EVENTS_PER_POLL,
+  type MailEventCursor,
+  MailjetEventKinds,
   mailTransports,
   nftSources,
   nftTransactionsByContract,
@@ -32,12 +36,15 @@ import {
   parseRecordFilter,
   pollActivity,
   pollInterval,
+  pollMailEvents,
   portableMailTransports,
   portableNftSources,
   type RecordFilter,
+  type RunContext,
   runNodeWith,
   type SourceEntry,
   scrub,
+  serviceSuppressions,
   settingsEnv,
   type TransportEntry,
   TUNING_SETTINGS,
@@ -109,9 +116,12 @@ function valuesOf(entry: SourceEntry | TransportEntry, def: ConfigDef, credentia
 function configSettings(def: ConfigDef, credentials: Credentials) {
   const source = nftSources.find((s) => s.id === def.source && s.portable) ?? nftSources[0]!;
   const mailjet = mailTransports.find((t) => t.id === "mailjet")!;
+  const service = nftSources.find((s) => s.id === "service")!;
   // A field left empty is Node-RED's environment's (NFTPORT_BASE_URL, …), else chainmail's default.
   const keepEnv = { defaults: false };
   const env = {
+    // The service is also where delivery events and the suppression list are read, whatever the NFT source.
+    ...settingsEnv({ settings: service.settings }, valuesOf(service, def, credentials), "NFT_SOURCE", keepEnv),
     ...settingsEnv(source, valuesOf(source, def, credentials), "NFT_SOURCE", keepEnv),
     ...settingsEnv(mailjet, valuesOf(mailjet, def, credentials), "EMAIL_TRANSPORT", keepEnv),
   };
@@ -147,14 +157,17 @@ export = function register(RED: NodeAPI) {
 
   for (const [type, definition] of Object.entries(NODE_TYPES)) {
     const ports = Object.keys(definition.outputs);
-    function ChainmailNode(this: RuntimeNode, def: NodeDef & { config?: string }) {
+    function ChainmailNode(this: RuntimeNode, def: NodeDef & { config?: string; suppressions?: boolean }) {
       RED.nodes.createNode(this, def);
       this.on("input", async (msg: NodeMessage, send, done) => {
         this.status({ fill: "blue", shape: "dot", text: "running" });
         const { env, secrets } = settingsOf(def.config);
         let output: Record<string, unknown>;
         try {
-          output = await runNodeWith(definition, msg.payload, { config: configOf(env) });
+          const ctx: RunContext = { config: configOf(env) };
+          // email-send: recipients on the chainmail service's suppression list are answered `suppressed`, not sent.
+          if (definition === emailSend && def.suppressions === true) ctx.suppressions = serviceSuppressions(ctx.config);
+          output = await runNodeWith(definition, msg.payload, ctx);
         } catch (error) {
           output = { error: toErrorPayload(error) };
         }
@@ -179,6 +192,11 @@ export = function register(RED: NodeAPI) {
   RED.nodes.registerType("chainmail-activity", function ChainmailActivity(this: RuntimeNode, def: ActivityDef) {
     RED.nodes.createNode(this, def);
     startActivity(RED, this, def, () => settingsOf(def.config), configOf);
+  });
+
+  RED.nodes.registerType("chainmail-mail-events", function ChainmailMailEvents(this: RuntimeNode, def: EventsDef) {
+    RED.nodes.createNode(this, def);
+    startMailEvents(RED, this, def, () => settingsOf(def.config), configOf);
   });
 };
 
@@ -314,6 +332,90 @@ function startActivity(
     clearTimeout(timer);
     // A node deleted from the flow forgets its cursor; a restart or a redeploy keeps it.
     if (removed) rmSync(file, { force: true });
+    done();
+  });
+}
+
+interface EventsDef extends NodeDef {
+  config?: string;
+  /** Comma-separated Mailjet kinds; empty: every kind. */
+  kinds?: string;
+  interval?: string | number;
+}
+
+/** A cursor kept in a file of Node-RED's user folder, written after what it covers was sent. */
+function cursorFile<T>(RED: NodeAPI, folder: string, node: RuntimeNode) {
+  const dir = join(RED.settings.userDir ?? ".", folder);
+  const file = join(dir, `${node.id}.json`);
+  return {
+    read(): T | undefined {
+      try {
+        return JSON.parse(readFileSync(file, "utf8")) as T;
+      } catch {
+        return undefined;
+      }
+    },
+    write(cursor: T) {
+      mkdirSync(dir, { recursive: true });
+      writeFileSync(`${file}.tmp`, JSON.stringify(cursor));
+      renameSync(`${file}.tmp`, file);
+    },
+    remove: () => rmSync(file, { force: true }),
+  };
+}
+
+/**
+ * The delivery-events node: polls the chainmail service's event feed every `interval` seconds and sends one message
+ * per event of the kinds chosen (oldest first, `topic` its kind); its cursor is kept like the activity node's, so a
+ * restart goes on from where it was: each event once.
+ */
+function startMailEvents(
+  RED: NodeAPI,
+  node: RuntimeNode,
+  def: EventsDef,
+  settings: () => { env: Record<string, string>; secrets: string[] },
+  configOf: (env: Record<string, string>) => Config,
+) {
+  const kinds = listOf(def.kinds);
+  const unknown = (kinds ?? []).filter((k) => !(MailjetEventKinds as readonly string[]).includes(k));
+  if (unknown.length) {
+    node.status(errorStatus("invalid_input"));
+    node.warn(
+      `kinds = ${JSON.stringify(def.kinds)} is invalid: must be a comma-separated list of: ${MailjetEventKinds.join(", ")}`,
+    );
+    return;
+  }
+  const cursor = cursorFile<MailEventCursor>(RED, "chainmail-mail-events", node);
+  const intervalMs = pollInterval(def.interval);
+  let timer: NodeJS.Timeout | undefined;
+  let closed = false;
+  const poll = async () => {
+    const { env, secrets } = settings();
+    let full = false;
+    try {
+      const polled = await pollMailEvents(configOf(env), cursor.read(), { kinds });
+      for (const event of polled.events) node.send({ payload: withExactStrings(event), topic: event.event });
+      cursor.write(polled.cursor);
+      // A full poll leaves events behind: the next one goes at once.
+      full = polled.events.length >= MAX_EVENTS_PER_POLL;
+      node.status({
+        fill: "green",
+        shape: "dot",
+        text: `${polled.events.length} new · ${new Date().toISOString().slice(11, 19)}`,
+      });
+    } catch (error) {
+      const payload = toErrorPayload(error);
+      node.status(errorStatus(payload.details.code));
+      node.warn(scrub(payload.error, secrets));
+    }
+    if (!closed) timer = setTimeout(poll, full ? 0 : intervalMs);
+  };
+  timer = setTimeout(poll, 0);
+  node.on("close", (removed: boolean, done: () => void) => {
+    closed = true;
+    clearTimeout(timer);
+    // A node deleted from the flow forgets its cursor; a restart or a redeploy keeps it.
+    if (removed) cursor.remove();
     done();
   });
 }

@@ -22,7 +22,10 @@ function editorSettings(): { setting: Setting & { nodeRed: NonNullable<Setting["
     );
   // Node-RED's config node sends through Mailjet alone (the packages' hostConfig).
   const mail = portableMailTransports().filter((transport) => transport.id === "mailjet");
-  return [...workflowSources().flatMap((source) => of(source, source.id)), ...mail.flatMap((t) => of(t))];
+  // The service's rows are always shown: besides a source, it is where the delivery-events node reads and where
+  // email send looks up suppressions, whatever the NFT source.
+  const shownWhen = (source: SourceEntry) => (source.id === "service" ? undefined : source.id);
+  return [...workflowSources().flatMap((source) => of(source, shownWhen(source))), ...mail.flatMap((t) => of(t))];
 }
 
 /** Each generated part's lines, by its marker's name. */

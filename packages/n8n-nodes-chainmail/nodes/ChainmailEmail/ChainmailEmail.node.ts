@@ -13,7 +13,9 @@ import {
   item,
   nodeError,
   parseJson,
+  type RunContext,
   runNodeWith,
+  serviceSuppressions,
 } from "../../shared/chainmail";
 
 type Output = { "messages sent"?: { Messages: unknown[] }; response?: unknown; error?: ErrorPayload };
@@ -31,7 +33,10 @@ export class ChainmailEmail implements INodeType {
     inputs: [NodeConnectionTypes.Main],
     outputs: [NodeConnectionTypes.Main],
     usableAsTool: true,
-    credentials: [{ name: "chainmailMailjetApi", required: true }],
+    credentials: [
+      { name: "chainmailMailjetApi", required: true },
+      { name: "chainmailServiceApi", required: true, displayOptions: { show: { suppressionList: ["service"] } } },
+    ],
     properties: [
       {
         displayName: "Resource",
@@ -85,6 +90,23 @@ export class ChainmailEmail implements INodeType {
         displayOptions: { show: { messagesFrom: ["json"] } },
       },
       {
+        displayName: "Suppression List",
+        name: "suppressionList",
+        type: "options",
+        noDataExpression: true,
+        options: [
+          {
+            name: "Chainmail Service",
+            value: "service",
+            description:
+              "Recipients on the list of a chainmail service (bounced, blocked, spam, unsubscribed) are not sent to: each is answered with the error suppressed, its reason and since when",
+          },
+          { name: "None", value: "none", description: "Send to every recipient" },
+        ],
+        default: "none",
+        description: "Where recipients that must not be mailed any more are looked up before each batch",
+      },
+      {
         displayName: "Options",
         name: "options",
         type: "collection",
@@ -113,7 +135,11 @@ export class ChainmailEmail implements INodeType {
 
   async execute(this: IExecuteFunctions): Promise<INodeExecutionData[][]> {
     const items = this.getInputData();
-    const ctx = { config: await configFor(this, "mail", "mailjet") };
+    const ctx: RunContext = { config: await configFor(this, "mail", "mailjet") };
+    if (this.getNodeParameter("suppressionList", 0, "none") === "service") {
+      // The service's list, asked through its own credential; a lookup that fails sends nothing (error output).
+      ctx.suppressions = serviceSuppressions(await configFor(this, "source", "service"));
+    }
     const messagesFrom = this.getNodeParameter("messagesFrom", 0) as string;
     const out: INodeExecutionData[] = [];
 
