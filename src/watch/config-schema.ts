@@ -96,12 +96,17 @@ export const WatchRule = Type.Object(
       }),
     ),
     confirmations: Type.Optional(
-      Type.Integer({
-        minimum: 0,
-        maximum: 64,
-        description:
-          "Mail a record only once this many blocks are on top of it (the own index's head); default 0. index and index+opensea",
-      }),
+      Type.Union(
+        [
+          Type.Integer({ minimum: 0, maximum: 64 }),
+          Type.Literal("finalized", { description: "once its block is at or below the node's finalized block" }),
+        ],
+        {
+          description:
+            "Mail a record only once this many blocks are on top of it (the own index's head), or \"finalized\" (the finalized block of INDEX_RPC_URL's node); default 0. index and index+opensea",
+          "x-rule": '0 to 64, or "finalized"',
+        },
+      ),
     ),
     group: Type.Optional(
       Type.Literal("transaction", {

@@ -5,6 +5,7 @@
  */
 import { createHash } from "node:crypto";
 import { channel } from "node:diagnostics_channel";
+import { hexToNumber, RpcClient } from "../chain/index.js";
 import { ChainmailError } from "../core/errors.js";
 import type { Logger } from "../core/node.js";
 import { unsubscribeUrl } from "../mail/unsubscribe.js";
@@ -60,6 +61,9 @@ export function followUpIdOf(rule: string, kind: "r" | "h", keys: readonly strin
 
 const HOUR_MS = 3_600_000;
 
+/** A block's header with its transactions' hashes: a large mainnet block's is well under this. */
+const FINALIZED_ANSWER_BYTES = 4_000_000;
+
 /** What the watch says of a rule that cannot start yet (logged once; a dry run says it too). */
 const WAITING_FOR_INDEX = "waiting to start the rule: the index has not seen the chain yet (run chainmail index)";
 
@@ -105,6 +109,11 @@ export class WatchRun {
   private sendFailures = 0;
   /** The own index's head at this tick's sends, when a rule waits for confirmations. */
   private head: number | undefined;
+  /** The node's finalized block at this tick's sends, when a rule waits for it (`confirmations: "finalized"`). */
+  private finalized: number | undefined;
+  private finalizedRpc: RpcClient | undefined;
+  /** The node could not say its finalized block at the last try (warned once until it can again). */
+  private finalizedFailing = false;
   private sendHoldOff = 0;
 
   constructor(
@@ -291,7 +300,11 @@ export class WatchRun {
    * retries that are due), until nothing more is due. While sends fail (surely not sent), new records wait queued.
    */
   private async mailQueued(): Promise<void> {
-    this.head = this.watchConfig.rules.some((r) => r.confirmations) ? await this.indexHead() : undefined;
+    const { rules } = this.watchConfig;
+    this.head = rules.some((r) => typeof r.confirmations === "number" && r.confirmations > 0)
+      ? await this.indexHead()
+      : undefined;
+    this.finalized = rules.some((r) => r.confirmations === "finalized") ? await this.finalizedBlock() : undefined;
     let retries = Date.now() >= this.sendHoldOff ? await this.store.mails(["retry"], SEND_BATCH) : [];
     for (;;) {
       if (this.ctx.follow.signal?.aborted || Date.now() < this.sendHoldOff) return;
@@ -479,19 +492,63 @@ export class WatchRun {
   }
 
   /**
-   * The oldest queued records up to the first one not yet `confirmations` blocks deep (records without a block, bids
-   * and listings, do not wait); none while the index has no head.
+   * The oldest queued records up to the first one not yet `confirmations` blocks deep, or not yet finalized (records
+   * without a block, bids and listings, do not wait); none while the index has no head (the node no finalized block).
    */
   private confirmedOf(rule: Rule): (queued: StoredRecord[]) => StoredRecord[] {
-    const depth = rule.confirmations ?? 0;
-    if (!depth) return (queued) => queued;
-    const head = this.head;
+    const confirmations = rule.confirmations ?? 0;
+    if (!confirmations) return (queued) => queued;
+    const { head, finalized } = this;
+    const deep =
+      confirmations === "finalized"
+        ? (block: number) => finalized !== undefined && block <= finalized
+        : (block: number) => head !== undefined && block + confirmations <= head;
     return (queued) => {
-      const waiting = queued.findIndex(
-        (q) => q.position.block !== undefined && (head === undefined || q.position.block + depth > head),
-      );
+      const waiting = queued.findIndex((q) => q.position.block !== undefined && !deep(q.position.block));
       return waiting === -1 ? queued : queued.slice(0, waiting);
     };
+  }
+
+  /**
+   * The finalized block of the index's node (INDEX_RPC_URL, `eth_getBlockByNumber("finalized")`); undefined when the
+   * node cannot say (down, or a chain without finality): the rule's records wait, and the watch says so once.
+   */
+  private async finalizedBlock(): Promise<number | undefined> {
+    const { config, signal } = this.ctx.follow;
+    const url = config.indexRpc.url;
+    if (!url) return undefined;
+    this.finalizedRpc ??= new RpcClient(url, {
+      pool: config.pool,
+      timeoutMs: config.indexRpc.timeoutMs,
+      retry: config.indexRpc.retry,
+      signal,
+    });
+    let why: string;
+    try {
+      const block = await this.finalizedRpc.call<{ number?: unknown } | null>(
+        "eth_getBlockByNumber",
+        ["finalized", false],
+        FINALIZED_ANSWER_BYTES,
+      );
+      if (typeof block?.number === "string") {
+        if (this.finalizedFailing)
+          this.ctx.logger.info({ node: this.finalizedRpc.origin }, "the node has a finalized block again");
+        this.finalizedFailing = false;
+        return hexToNumber(block.number);
+      }
+      why = "it has no finalized block";
+    } catch (err) {
+      if (signal?.aborted) throw err;
+      why = err instanceof Error ? err.message : String(err);
+    }
+    if (!this.finalizedFailing) {
+      this.ctx.logger.warn(
+        { node: this.finalizedRpc.origin, error: why },
+        'the node could not say its finalized block: records of rules with confirmations "finalized" wait',
+      );
+    }
+    this.finalizedFailing = true;
+    return undefined;
   }
 
   /** The chain head the own index's writer last saw (undefined: none yet, or no index). */
