@@ -17,6 +17,7 @@ import {
   type WatchSource,
 } from "./config-schema.js";
 import { templateProblems } from "./render.js";
+import { isTimeZone } from "./schedule.js";
 
 export * from "./config-schema.js";
 
@@ -213,15 +214,17 @@ function modeProblems(rule: ParsedRule, at: string, mode: "each" | "digest"): Vi
       );
     }
   }
-  if (mode === "digest" && rule.digest?.minutes === undefined && rule.digest?.records === undefined) {
+  const digest = rule.digest;
+  if (mode === "digest" && digest?.minutes === undefined && digest?.records === undefined && digest?.at === undefined) {
     out.push(
       violation(
         `${at}.digest`,
-        "minutes or records",
-        `${at}.digest is required with mode "digest": give minutes, records or both`,
+        "minutes, records or at",
+        `${at}.digest is required with mode "digest": give minutes, records, a scheduled time (at), or several`,
       ),
     );
   }
+  if (digest) out.push(...scheduleProblems(digest, `${at}.digest`));
   if (mode === "digest" && rule.group !== undefined) {
     out.push(violation(`${at}.group`, 'only with mode "each"', `${at}.group is only used with mode "each"`));
   }
@@ -244,6 +247,40 @@ function modeProblems(rule: ParsedRule, at: string, mode: "each" | "digest"): Vi
     if (rule.mail[part] !== undefined && !rule.retract) {
       out.push(violation(`${at}.mail.${part}`, "only with retract", `${at}.mail.${part} is only used with retract`));
     }
+  }
+  return out;
+}
+
+/** A digest's schedule: its parts only with `at`, `on` only every week, a time zone the runtime knows. */
+function scheduleProblems(digest: NonNullable<ParsedRule["digest"]>, at: string): Violation[] {
+  const out: Violation[] = [];
+  if (digest.at === undefined) {
+    for (const part of ["every", "on", "timezone"] as const) {
+      if (digest[part] !== undefined) {
+        out.push(violation(`${at}.${part}`, "only with at", `${at}.${part} is only used with at (the scheduled time)`));
+      }
+    }
+    return out;
+  }
+  if (digest.on !== undefined && digest.every !== "week") {
+    out.push(
+      violation(
+        `${at}.on`,
+        'only with every "week"',
+        `${at}.on is only used with every "week" (a daily digest goes out every day)`,
+        digest.on,
+      ),
+    );
+  }
+  if (digest.timezone !== undefined && !isTimeZone(digest.timezone)) {
+    out.push(
+      violation(
+        `${at}.timezone`,
+        "a known IANA time zone",
+        `${at}.timezone = ${JSON.stringify(digest.timezone)} is invalid: must be an IANA time zone such as Europe/Paris or UTC`,
+        digest.timezone,
+      ),
+    );
   }
   return out;
 }

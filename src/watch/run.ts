@@ -25,6 +25,7 @@ import {
 } from "./follow.js";
 import { ETH_TOKENS, later, type Position, positionOf, recordKeys, ruleWants } from "./records.js";
 import { digestMessage, eachMessage, overflowMessage, retractionMessage, transactionMessage } from "./render.js";
+import { nextSlot, type Schedule } from "./schedule.js";
 import { resolveMails, type SendContext, sendMails } from "./send.js";
 import type { Mail, MailKind, MailResult, RuleState, StoredRecord, WatchStore } from "./store.js";
 
@@ -57,6 +58,11 @@ export function customIdOf(rule: string, keys: readonly string[]): string {
  */
 export function followUpIdOf(rule: string, kind: "r" | "h", keys: readonly string[]): string {
   return `cw.${rule}.${kind}${createHash("sha256").update(keys.join(",")).digest("hex").slice(0, 24)}`;
+}
+
+/** The CustomID of a scheduled digest: the rule and its slot (`cw.daily.s20261129T0700Z`). */
+export function scheduledIdOf(rule: string, slot: number): string {
+  return `cw.${rule}.s${new Date(slot).toISOString().slice(0, 16).replace(/[-:]/g, "")}Z`;
 }
 
 const HOUR_MS = 3_600_000;
@@ -373,12 +379,20 @@ export class WatchRun {
     const state = await this.store.ruleState(rule.id);
     // No start on record (what a full digest left over, a record back after a reorg): it has waited long enough.
     const since = state?.digestSince ?? 0;
+    const now = Date.now();
     const byCount = rule.digest?.records !== undefined && queued.length >= rule.digest.records;
-    const byTime = rule.digest?.minutes !== undefined && Date.now() - since >= rule.digest.minutes * 60_000;
-    if (!byCount && !byTime && !this.ctx.dryRun) return { intents: [], more: false };
+    const byTime = rule.digest?.minutes !== undefined && now - since >= rule.digest.minutes * 60_000;
+    // A schedule: the records wait for the first slot after the first of them came (none on record: due now).
+    const slot =
+      rule.digest?.at !== undefined && state?.digestSince !== undefined
+        ? nextSlot(scheduleOf(rule.digest), state.digestSince)
+        : undefined;
+    const bySlot = rule.digest?.at !== undefined && (slot === undefined || slot <= now);
+    if (!byCount && !byTime && !bySlot && !this.ctx.dryRun) return { intents: [], more: false };
     const batch = queued.slice(0, DIGEST_MAX_RECORDS);
     const keys = batch.map((q) => q.key);
-    const customId = customIdOf(rule.id, keys);
+    // A slot's digest is named by it: journalling it closes the window, so no other digest is ever of that slot.
+    const customId = slot !== undefined && slot <= now ? scheduledIdOf(rule.id, slot) : customIdOf(rule.id, keys);
     const message = digestMessage(
       rule,
       batch.map((q) => q.record),
@@ -603,6 +617,16 @@ export class WatchRun {
       logger.warn({ ...fields, error: errorText(result.result) }, "the email was not sent; it is sent again later");
     }
   }
+}
+
+/** The schedule of a digest with `at` (its other fields defaulted). */
+function scheduleOf(digest: {
+  at?: string;
+  every?: Schedule["every"];
+  on?: Schedule["on"];
+  timezone?: string;
+}): Schedule {
+  return { at: digest.at!, every: digest.every ?? "day", on: digest.on, timezone: digest.timezone };
 }
 
 /** An email to journal and the keys of the records it carries. */
