@@ -15,6 +15,8 @@ import { openDatabase } from "../src/db/database.js";
 import { indexChain } from "../src/ingest/indexer.js";
 import { listOutbox } from "../src/transports/outbox/store.js";
 import { openWatchStore } from "../src/watch/db-store.js";
+import { scheduledIdOf } from "../src/watch/run.js";
+import { nextSlot, type Schedule } from "../src/watch/schedule.js";
 import { runCli } from "./helpers.js";
 import { type Anvil, address, installEmitters, startAnvil, transferBatch } from "./index-helpers.js";
 import { API_KEY, type MailjetServer, SECRET_KEY, startMailjet } from "./upstreams/mailjet.js";
@@ -316,6 +318,32 @@ describe("max_per_hour across crashes", () => {
       await sql.close();
     }
   });
+});
+
+describe("a digest on a schedule across crashes", () => {
+  const schedule: Schedule = { at: "08:00", every: "day", timezone: "Europe/Paris" };
+  for (const kill of ["sent", "journalled"] as const) {
+    it(`killed ${kill === "sent" ? "past" : "before"} the send of a slot's digest: it goes out once, named by the slot`, async () => {
+      const name = `slot-${kill}`;
+      const outbox = join(dir, name);
+      const s = scenario(name, { EMAIL_TRANSPORT: "outbox", OUTBOX_DIR: outbox }, { mode: "digest", digest: schedule });
+      const slot = nextSlot(schedule, Date.now() + 3 * 86_400_000);
+      await s.run(undefined, slot - 7_200_000);
+      await sellMany(
+        anvil,
+        [0, 1, 2].map(() => ({ tokenId: token++, milliEth: 1000 })),
+      );
+      expect((await s.run(undefined, slot - 3_600_000)).code).toBe(0);
+      expect(await listOutbox(outbox)).toEqual([]);
+      expect((await s.run(kill, slot + 60_000)).code).toBeNull();
+      for (let i = 0; i < 3; i++) expect((await s.run(undefined, slot + 120_000)).code).toBe(0);
+      const mails = await listOutbox(outbox);
+      expect(mails.map((m) => [m.custom_id, m.subject])).toEqual([
+        [scheduledIdOf(name, slot), `${name}: 3 new records`],
+      ]);
+      expect(await s.mailStates()).toEqual(["sent"]);
+    });
+  }
 });
 
 /** The outbox as it must be: every line's file there, every file named by one line, each email stored once. */

@@ -5,6 +5,7 @@
 import { type Static, Type } from "@sinclair/typebox";
 import { RECORD_FILTER_FIELDS } from "../activity/filter.js";
 import { Address } from "../schemas/common.js";
+import { WEEKDAYS } from "./schedule.js";
 
 const strict = { additionalProperties: false } as const;
 
@@ -96,12 +97,17 @@ export const WatchRule = Type.Object(
       }),
     ),
     confirmations: Type.Optional(
-      Type.Integer({
-        minimum: 0,
-        maximum: 64,
-        description:
-          "Mail a record only once this many blocks are on top of it (the own index's head); default 0. index and index+opensea",
-      }),
+      Type.Union(
+        [
+          Type.Integer({ minimum: 0, maximum: 64 }),
+          Type.Literal("finalized", { description: "once its block is at or below the node's finalized block" }),
+        ],
+        {
+          description:
+            "Mail a record only once this many blocks are on top of it (the own index's head), or \"finalized\" (the finalized block of INDEX_RPC_URL's node); default 0. index and index+opensea",
+          "x-rule": '0 to 64, or "finalized"',
+        },
+      ),
     ),
     group: Type.Optional(
       Type.Literal("transaction", {
@@ -128,8 +134,37 @@ export const WatchRule = Type.Object(
         {
           minutes: Type.Optional(Type.Integer({ minimum: 1, maximum: 10_080, description: "Send every N minutes" })),
           records: Type.Optional(Type.Integer({ minimum: 1, maximum: 1000, description: "Send every N records" })),
+          at: Type.Optional(
+            Type.String({
+              pattern: "^([01][0-9]|2[0-3]):[0-5][0-9]$",
+              description: "Send what waits at the first poll at or after this local time (HH:MM, 24-hour)",
+              "x-rule": "a time HH:MM, 00:00 to 23:59",
+            }),
+          ),
+          every: Type.Optional(
+            Type.Union([Type.Literal("day"), Type.Literal("week")], {
+              description: "with at: every day (the default) or every week",
+            }),
+          ),
+          on: Type.Optional(
+            Type.Union(
+              WEEKDAYS.map((d) => Type.Literal(d)),
+              { description: "with every week: the day; default monday" },
+            ),
+          ),
+          timezone: Type.Optional(
+            Type.String({
+              minLength: 1,
+              maxLength: 64,
+              description: "with at: the IANA time zone of at (Europe/Paris); default UTC",
+            }),
+          ),
         },
-        { ...strict, description: "mode digest: send when either threshold is reached" },
+        {
+          ...strict,
+          description:
+            "mode digest: send when a threshold is reached (minutes, records) or at the scheduled time (at), whichever comes first",
+        },
       ),
     ),
     start_block: Type.Optional(

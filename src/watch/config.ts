@@ -17,14 +17,20 @@ import {
   type WatchSource,
 } from "./config-schema.js";
 import { templateProblems } from "./render.js";
+import { isTimeZone } from "./schedule.js";
 
 export * from "./config-schema.js";
 
 /**
  * Checks a parsed configuration file and fills in defaults; throws `invalid_input` listing every problem.
- * `defaultSource` is NFT_SOURCE's value (NFTPort when it names no source a watch reads).
+ * `defaultSource` is NFT_SOURCE's value (NFTPort when it names no source a watch reads). `settings`: what the
+ * watch will run with, for the rules that need a setting (without it, those are not checked).
  */
-export function parseWatchConfig(value: unknown, defaultSource: string | undefined = "nftport"): WatchConfig {
+export function parseWatchConfig(
+  value: unknown,
+  defaultSource: string | undefined = "nftport",
+  settings?: WatchSettings,
+): WatchConfig {
   // Read as untrusted data first, as every node input is: own properties, bounded depth, and strings that are
   // Unicode (a lone surrogate in a template would make every email of its rule unsendable).
   const data = readJsonData(value, "");
@@ -37,7 +43,7 @@ export function parseWatchConfig(value: unknown, defaultSource: string | undefin
   // Cross-field rules run only on a value the schema accepted as a whole; their own types are then sure.
   if (!violations.length) {
     const parsed = checked.value as Parsed;
-    violations.push(...crossFieldProblems(parsed, parsed.source ?? fallback));
+    violations.push(...crossFieldProblems(parsed, parsed.source ?? fallback, settings));
   }
   if (violations.length) throw refusal(violations);
   const parsed = checked.value as Parsed;
@@ -59,6 +65,12 @@ export function parseWatchConfig(value: unknown, defaultSource: string | undefin
   };
 }
 
+/** The settings some rules need, as the watch will run with them. */
+export interface WatchSettings {
+  /** INDEX_RPC_URL: `confirmations: "finalized"` asks this node for its finalized block. */
+  indexRpcUrl: string | undefined;
+}
+
 function refusal(violations: Violation[]): ChainmailError {
   const payload = invalidInput(violations);
   return new ChainmailError("INVALID_INPUT", payload.error.replace(/^Invalid input/, "Invalid watch configuration"), {
@@ -70,7 +82,7 @@ function violation(field: string, rule: string, message: string, value?: unknown
   return { field, rule, message, ...(value === undefined ? {} : { value }) };
 }
 
-function crossFieldProblems(config: Parsed, source: WatchSource): Violation[] {
+function crossFieldProblems(config: Parsed, source: WatchSource, settings: WatchSettings | undefined): Violation[] {
   const out: Violation[] = [];
   const seen = new Set<string>();
   config.rules.forEach((rule, i) => {
@@ -81,7 +93,7 @@ function crossFieldProblems(config: Parsed, source: WatchSource): Violation[] {
     seen.add(rule.id);
     const mode = rule.mode ?? "each";
     out.push(
-      ...readProblems(rule, at, source),
+      ...readProblems(rule, at, source, settings),
       ...modeProblems(rule, at, mode),
       ...mailProblems(rule, at, mode, config.from),
     );
@@ -92,7 +104,12 @@ function crossFieldProblems(config: Parsed, source: WatchSource): Violation[] {
 type ParsedRule = Parsed["rules"][number];
 
 /** What the rule reads: a token needs its contract; bids, listings and OpenSea need a contract alone. */
-function readProblems(rule: ParsedRule, at: string, source: WatchSource): Violation[] {
+function readProblems(
+  rule: ParsedRule,
+  at: string,
+  source: WatchSource,
+  settings: WatchSettings | undefined,
+): Violation[] {
   const out: Violation[] = [];
   if (rule.token_id !== undefined && rule.contract_address === undefined) {
     out.push(violation(`${at}.contract_address`, "required with token_id", `${at}.contract_address is required`));
@@ -114,7 +131,18 @@ function readProblems(rule: ParsedRule, at: string, source: WatchSource): Violat
       violation(
         `${at}.confirmations`,
         "only with source index or index+opensea",
-        `${at}.confirmations is invalid with source ${source}: blocks on top are counted from the own index's head (use index or index+opensea)`,
+        rule.confirmations === "finalized"
+          ? `${at}.confirmations is invalid with source ${source}: "finalized" is the own index's node's finalized block (use index or index+opensea, with INDEX_RPC_URL)`
+          : `${at}.confirmations is invalid with source ${source}: blocks on top are counted from the own index's head (use index or index+opensea)`,
+        rule.confirmations,
+      ),
+    );
+  } else if (rule.confirmations === "finalized" && settings && !settings.indexRpcUrl) {
+    out.push(
+      violation(
+        `${at}.confirmations`,
+        "finalized only with INDEX_RPC_URL",
+        `${at}.confirmations = "finalized" needs INDEX_RPC_URL: the finalized block is asked of the index's JSON-RPC node (set INDEX_RPC_URL, or give a number of blocks)`,
         rule.confirmations,
       ),
     );
@@ -124,7 +152,7 @@ function readProblems(rule: ParsedRule, at: string, source: WatchSource): Violat
       violation(
         `${at}.retract`,
         "only with confirmations 0",
-        `${at}.retract is only used with confirmations 0: a record mailed after ${JSON.stringify(rule.confirmations)} confirmations is not retracted (drop retract or confirmations)`,
+        `${at}.retract is only used with confirmations 0: a record mailed ${rule.confirmations === "finalized" ? "once its block is finalized" : `after ${rule.confirmations} confirmations`} is not retracted (drop retract or confirmations)`,
         rule.retract,
       ),
     );
@@ -186,15 +214,17 @@ function modeProblems(rule: ParsedRule, at: string, mode: "each" | "digest"): Vi
       );
     }
   }
-  if (mode === "digest" && rule.digest?.minutes === undefined && rule.digest?.records === undefined) {
+  const digest = rule.digest;
+  if (mode === "digest" && digest?.minutes === undefined && digest?.records === undefined && digest?.at === undefined) {
     out.push(
       violation(
         `${at}.digest`,
-        "minutes or records",
-        `${at}.digest is required with mode "digest": give minutes, records or both`,
+        "minutes, records or at",
+        `${at}.digest is required with mode "digest": give minutes, records, a scheduled time (at), or several`,
       ),
     );
   }
+  if (digest) out.push(...scheduleProblems(digest, `${at}.digest`));
   if (mode === "digest" && rule.group !== undefined) {
     out.push(violation(`${at}.group`, 'only with mode "each"', `${at}.group is only used with mode "each"`));
   }
@@ -217,6 +247,40 @@ function modeProblems(rule: ParsedRule, at: string, mode: "each" | "digest"): Vi
     if (rule.mail[part] !== undefined && !rule.retract) {
       out.push(violation(`${at}.mail.${part}`, "only with retract", `${at}.mail.${part} is only used with retract`));
     }
+  }
+  return out;
+}
+
+/** A digest's schedule: its parts only with `at`, `on` only every week, a time zone the runtime knows. */
+function scheduleProblems(digest: NonNullable<ParsedRule["digest"]>, at: string): Violation[] {
+  const out: Violation[] = [];
+  if (digest.at === undefined) {
+    for (const part of ["every", "on", "timezone"] as const) {
+      if (digest[part] !== undefined) {
+        out.push(violation(`${at}.${part}`, "only with at", `${at}.${part} is only used with at (the scheduled time)`));
+      }
+    }
+    return out;
+  }
+  if (digest.on !== undefined && digest.every !== "week") {
+    out.push(
+      violation(
+        `${at}.on`,
+        'only with every "week"',
+        `${at}.on is only used with every "week" (a daily digest goes out every day)`,
+        digest.on,
+      ),
+    );
+  }
+  if (digest.timezone !== undefined && !isTimeZone(digest.timezone)) {
+    out.push(
+      violation(
+        `${at}.timezone`,
+        "a known IANA time zone",
+        `${at}.timezone = ${JSON.stringify(digest.timezone)} is invalid: must be an IANA time zone such as Europe/Paris or UTC`,
+        digest.timezone,
+      ),
+    );
   }
   return out;
 }

@@ -5,6 +5,7 @@
  */
 import { createHash } from "node:crypto";
 import { channel } from "node:diagnostics_channel";
+import { hexToNumber, RpcClient } from "../chain/index.js";
 import { ChainmailError } from "../core/errors.js";
 import type { Logger } from "../core/node.js";
 import type { Enricher, TokenDetails } from "../enrichment/enrich.js";
@@ -26,6 +27,7 @@ import {
 } from "./follow.js";
 import { ETH_TOKENS, later, type Position, positionOf, recordKeys, ruleWants } from "./records.js";
 import { digestMessage, eachMessage, overflowMessage, retractionMessage, transactionMessage } from "./render.js";
+import { nextSlot, type Schedule } from "./schedule.js";
 import { resolveMails, type SendContext, sendMails } from "./send.js";
 import type { Mail, MailKind, MailResult, RuleState, StoredRecord, WatchStore } from "./store.js";
 
@@ -60,7 +62,15 @@ export function followUpIdOf(rule: string, kind: "r" | "h", keys: readonly strin
   return `cw.${rule}.${kind}${createHash("sha256").update(keys.join(",")).digest("hex").slice(0, 24)}`;
 }
 
+/** The CustomID of a scheduled digest: the rule and its slot (`cw.daily.s20261129T0700Z`). */
+export function scheduledIdOf(rule: string, slot: number): string {
+  return `cw.${rule}.s${new Date(slot).toISOString().slice(0, 16).replace(/[-:]/g, "")}Z`;
+}
+
 const HOUR_MS = 3_600_000;
+
+/** A block's header with its transactions' hashes: a large mainnet block's is well under this. */
+const FINALIZED_ANSWER_BYTES = 4_000_000;
 
 /** What the watch says of a rule that cannot start yet (logged once; a dry run says it too). */
 const WAITING_FOR_INDEX = "waiting to start the rule: the index has not seen the chain yet (run chainmail index)";
@@ -112,6 +122,11 @@ export class WatchRun {
   private sendFailures = 0;
   /** The own index's head at this tick's sends, when a rule waits for confirmations. */
   private head: number | undefined;
+  /** The node's finalized block at this tick's sends, when a rule waits for it (`confirmations: "finalized"`). */
+  private finalized: number | undefined;
+  private finalizedRpc: RpcClient | undefined;
+  /** The node could not say its finalized block at the last try (warned once until it can again). */
+  private finalizedFailing = false;
   private sendHoldOff = 0;
 
   constructor(
@@ -298,7 +313,11 @@ export class WatchRun {
    * retries that are due), until nothing more is due. While sends fail (surely not sent), new records wait queued.
    */
   private async mailQueued(): Promise<void> {
-    this.head = this.watchConfig.rules.some((r) => r.confirmations) ? await this.indexHead() : undefined;
+    const { rules } = this.watchConfig;
+    this.head = rules.some((r) => typeof r.confirmations === "number" && r.confirmations > 0)
+      ? await this.indexHead()
+      : undefined;
+    this.finalized = rules.some((r) => r.confirmations === "finalized") ? await this.finalizedBlock() : undefined;
     let retries = Date.now() >= this.sendHoldOff ? await this.store.mails(["retry"], SEND_BATCH) : [];
     const detailsOf: DetailsOf = this.ctx.details?.session(this.ctx.follow.signal) ?? (async () => []);
     for (;;) {
@@ -374,12 +393,20 @@ export class WatchRun {
     const state = await this.store.ruleState(rule.id);
     // No start on record (what a full digest left over, a record back after a reorg): it has waited long enough.
     const since = state?.digestSince ?? 0;
+    const now = Date.now();
     const byCount = rule.digest?.records !== undefined && queued.length >= rule.digest.records;
-    const byTime = rule.digest?.minutes !== undefined && Date.now() - since >= rule.digest.minutes * 60_000;
-    if (!byCount && !byTime && !this.ctx.dryRun) return { intents: [], more: false };
+    const byTime = rule.digest?.minutes !== undefined && now - since >= rule.digest.minutes * 60_000;
+    // A schedule: the records wait for the first slot after the first of them came (none on record: due now).
+    const slot =
+      rule.digest?.at !== undefined && state?.digestSince !== undefined
+        ? nextSlot(scheduleOf(rule.digest), state.digestSince)
+        : undefined;
+    const bySlot = rule.digest?.at !== undefined && (slot === undefined || slot <= now);
+    if (!byCount && !byTime && !bySlot && !this.ctx.dryRun) return { intents: [], more: false };
     const batch = queued.slice(0, DIGEST_MAX_RECORDS);
     const keys = batch.map((q) => q.key);
-    const customId = customIdOf(rule.id, keys);
+    // A slot's digest is named by it: journalling it closes the window, so no other digest is ever of that slot.
+    const customId = slot !== undefined && slot <= now ? scheduledIdOf(rule.id, slot) : customIdOf(rule.id, keys);
     const records = batch.map((q) => q.record);
     const message = digestMessage(
       rule,
@@ -503,19 +530,63 @@ export class WatchRun {
   }
 
   /**
-   * The oldest queued records up to the first one not yet `confirmations` blocks deep (records without a block, bids
-   * and listings, do not wait); none while the index has no head.
+   * The oldest queued records up to the first one not yet `confirmations` blocks deep, or not yet finalized (records
+   * without a block, bids and listings, do not wait); none while the index has no head (the node no finalized block).
    */
   private confirmedOf(rule: Rule): (queued: StoredRecord[]) => StoredRecord[] {
-    const depth = rule.confirmations ?? 0;
-    if (!depth) return (queued) => queued;
-    const head = this.head;
+    const confirmations = rule.confirmations ?? 0;
+    if (!confirmations) return (queued) => queued;
+    const { head, finalized } = this;
+    const deep =
+      confirmations === "finalized"
+        ? (block: number) => finalized !== undefined && block <= finalized
+        : (block: number) => head !== undefined && block + confirmations <= head;
     return (queued) => {
-      const waiting = queued.findIndex(
-        (q) => q.position.block !== undefined && (head === undefined || q.position.block + depth > head),
-      );
+      const waiting = queued.findIndex((q) => q.position.block !== undefined && !deep(q.position.block));
       return waiting === -1 ? queued : queued.slice(0, waiting);
     };
+  }
+
+  /**
+   * The finalized block of the index's node (INDEX_RPC_URL, `eth_getBlockByNumber("finalized")`); undefined when the
+   * node cannot say (down, or a chain without finality): the rule's records wait, and the watch says so once.
+   */
+  private async finalizedBlock(): Promise<number | undefined> {
+    const { config, signal } = this.ctx.follow;
+    const url = config.indexRpc.url;
+    if (!url) return undefined;
+    this.finalizedRpc ??= new RpcClient(url, {
+      pool: config.pool,
+      timeoutMs: config.indexRpc.timeoutMs,
+      retry: config.indexRpc.retry,
+      signal,
+    });
+    let why: string;
+    try {
+      const block = await this.finalizedRpc.call<{ number?: unknown } | null>(
+        "eth_getBlockByNumber",
+        ["finalized", false],
+        FINALIZED_ANSWER_BYTES,
+      );
+      if (typeof block?.number === "string") {
+        if (this.finalizedFailing)
+          this.ctx.logger.info({ node: this.finalizedRpc.origin }, "the node has a finalized block again");
+        this.finalizedFailing = false;
+        return hexToNumber(block.number);
+      }
+      why = "it has no finalized block";
+    } catch (err) {
+      if (signal?.aborted) throw err;
+      why = err instanceof Error ? err.message : String(err);
+    }
+    if (!this.finalizedFailing) {
+      this.ctx.logger.warn(
+        { node: this.finalizedRpc.origin, error: why },
+        'the node could not say its finalized block: records of rules with confirmations "finalized" wait',
+      );
+    }
+    this.finalizedFailing = true;
+    return undefined;
   }
 
   /** The chain head the own index's writer last saw (undefined: none yet, or no index). */
@@ -570,6 +641,16 @@ export class WatchRun {
       logger.warn({ ...fields, error: errorText(result.result) }, "the email was not sent; it is sent again later");
     }
   }
+}
+
+/** The schedule of a digest with `at` (its other fields defaulted). */
+function scheduleOf(digest: {
+  at?: string;
+  every?: Schedule["every"];
+  on?: Schedule["on"];
+  timezone?: string;
+}): Schedule {
+  return { at: digest.at!, every: digest.every ?? "day", on: digest.on, timezone: digest.timezone };
 }
 
 /** An email to journal and the keys of the records it carries. */

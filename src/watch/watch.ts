@@ -72,7 +72,7 @@ function settingsOf(watchConfig: WatchConfig, env: Record<string, string | undef
 
 export async function watch(options: WatchOptions): Promise<WatchSummary> {
   const env = options.env ?? process.env;
-  const watchConfig = parseWatchConfig(options.config, env.NFT_SOURCE);
+  const watchConfig = parseWatchConfig(options.config, env.NFT_SOURCE, { indexRpcUrl: env.INDEX_RPC_URL?.trim() });
   const { config, store: where } = settingsOf(watchConfig, env);
   const logger = options.logger ?? silent;
   const store = await openWatchStore(where);
@@ -153,7 +153,7 @@ export async function dryRunWatch(
   options: Omit<WatchOptions, "once" | "logger">,
 ): Promise<{ emails: PreviewEmail[]; rules: RulePreview[] }> {
   const env = options.env ?? process.env;
-  const watchConfig = parseWatchConfig(options.config, env.NFT_SOURCE);
+  const watchConfig = parseWatchConfig(options.config, env.NFT_SOURCE, { indexRpcUrl: env.INDEX_RPC_URL?.trim() });
   const { config, store: where } = settingsOf(watchConfig, env);
   const real = isPostgresUrl(where) || existsSync(where) ? await openWatchStore(where) : undefined;
   const store = new DryRunStore(real, where, watchConfig.reorgDepth);
