@@ -144,7 +144,7 @@ describe("max_per_hour", () => {
     expect(await w.pollAt(60)).toBe(1);
     const mails = await w.mailed();
     expect(mails.map((m) => m.subject)).toEqual([
-      "cap-digest: 1 new records",
+      "cap-digest: 1 new record",
       "cap-digest: 2 more records of the hour past max_per_hour",
     ]);
     expect(tokensIn(await w.textOf(mails[1]!.file))).toEqual([41, 42]);

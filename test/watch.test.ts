@@ -313,7 +313,7 @@ describe("digest by minutes", () => {
     expect(await pollAt(60)).toBe(0);
 
     const digests = await listOutbox(w.outbox);
-    expect(digests.map((d) => d.subject)).toEqual(["minutes: 3 new records", "minutes: 1 new records"]);
+    expect(digests.map((d) => d.subject)).toEqual(["minutes: 3 new records", "minutes: 1 new record"]);
     const texts = await Promise.all(
       digests.map(async (d) => (await simpleParser(await readEml(w.outbox, d.file))).text),
     );

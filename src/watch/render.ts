@@ -62,14 +62,14 @@ function eachDefaults(variables: Record<string, string>) {
 }
 
 const DIGEST_DEFAULTS = {
-  subject: "{{var:rule}}: {{var:count}} new records",
-  text: "{{var:rule}}: {{var:count}} new records, {{var:first_date}} to {{var:last_date}} UTC\n\n{{var:items}}\n\nSent by chainmail watch.",
-  html: "<p>{{var:rule}}: {{var:count}} new records, {{var:first_date}} to {{var:last_date}} UTC</p><ul>{{var:items}}</ul><p>Sent by chainmail watch.</p>",
+  subject: "{{var:rule}}: {{var:count}} new record{{var:plural_s}}",
+  text: "{{var:rule}}: {{var:count}} new record{{var:plural_s}}, {{var:first_date}} to {{var:last_date}} UTC\n\n{{var:items}}\n\nSent by chainmail watch.",
+  html: "<p>{{var:rule}}: {{var:count}} new record{{var:plural_s}}, {{var:first_date}} to {{var:last_date}} UTC</p><ul>{{var:items}}</ul><p>Sent by chainmail watch.</p>",
   item_text: "- {{var:summary}}",
   item_html: "<li>{{var:summary}}</li>",
 } as const;
 
-export const DIGEST_VARIABLES = ["rule", "count", "items", "first_date", "last_date", "first_block", "last_block"];
+export const DIGEST_VARIABLES = ["rule", "count", "plural_s", "items", "first_date", "last_date", "first_block", "last_block"];
 
 /** `group: "transaction"`: the each-mail of one transaction's records (the details are its first record's). */
 function groupDefaults(variables: Record<string, string>) {
@@ -306,6 +306,8 @@ export function digestMessage(
   const variables: Record<string, string> = {
     rule: rule.id,
     count: String(records.length),
+    // "1 new record", "2 new records": templates have no conditionals.
+    plural_s: records.length === 1 ? "" : "s",
     first_date: first.date,
     last_date: last.date,
     first_block: first.block === undefined ? "" : String(first.block),
