@@ -8,14 +8,12 @@
  */
 import type { TSchema } from "@sinclair/typebox";
 import type { AnyNode } from "../core/node.js";
-import { MAX_FEED_LIMIT, MAX_LOOKUP_EMAILS } from "../mail/feed.js";
-import { ErrorPayloadSchema, isExactIntegerSchema } from "../schemas/common.js";
-import { EventFeedPage, MailjetEventBody, MailjetEventKinds, MessageStatus, Suppression } from "../schemas/mail.js";
+import { ErrorPayloadSchema } from "../schemas/common.js";
 import { nftSourceChoices } from "../sources/catalog.js";
 import { mailTransportChoices } from "../transports/catalog.js";
 import { BIGINT_FORMS, BIGINT_PARAMETER } from "./integers.js";
-
-type Json = Record<string, unknown>;
+import { mailPaths } from "./openapi-mail.js";
+import { documentSchema, type Json, json } from "./openapi-parts.js";
 
 export interface OpenApiOptions {
   /** Whether the node routes require `Authorization: Bearer <token>`. */
@@ -24,33 +22,6 @@ export interface OpenApiOptions {
   bodyLimitBytes: number;
   version: string;
 }
-
-/** What an exact integer of an answer is on the wire: a JSON integer, or a digit string when asked for. */
-const DIGIT_STRING_NOTE =
-  "A JSON integer, every digit kept (it can go beyond 2^53). With `?bigint=string` one beyond 2^53 is a string of its decimal digits instead, which any JSON parser keeps exact.";
-
-/**
- * The JSON Schema form of a TypeBox schema for the document: every schema that carries an `$id` becomes a `$ref`
- * to `components.schemas`, collected there; in answers (`answer`), the integers that can go beyond 2^53
- * (ExactInteger, Uint64) also admit the digit string that `?bigint=string` writes.
- */
-function documentSchema(schema: unknown, components: Json, answer: boolean): unknown {
-  if (Array.isArray(schema)) return schema.map((item) => documentSchema(item, components, answer));
-  if (schema === null || typeof schema !== "object") return schema;
-  const { $id, ...rest } = schema as Json;
-  const out: Json = {};
-  for (const [key, value] of Object.entries(rest)) out[key] = documentSchema(value, components, answer);
-  if (answer && isExactIntegerSchema(schema as TSchema)) {
-    out.type = ["integer", "string"];
-    out.pattern = "^-?[0-9]+$";
-    out.description = out.description ? `${out.description}. ${DIGIT_STRING_NOTE}` : DIGIT_STRING_NOTE;
-  }
-  if (typeof $id !== "string") return out;
-  components[$id] ??= out;
-  return { $ref: `#/components/schemas/${$id}` };
-}
-
-const json = (schema: unknown, description: string) => ({ description, content: { "application/json": { schema } } });
 
 /** The query parameter that asks for integers beyond 2^53 as digit strings. */
 const bigintParameter = {
@@ -85,7 +56,7 @@ export function buildOpenApi(nodes: readonly AnyNode[], options: OpenApiOptions)
   const notHttp = json(errorOnly, "The request is not valid HTTP/1.1 (400, 431), or did not arrive in time (408)");
   const paths: Json = {};
   for (const node of nodes) paths[`/nodes/${node.id}`] = nodePath(node, schemas, errorOnly, options);
-  Object.assign(paths, mailPaths(schemas, errorOnly, notHttp, options.auth), servicePaths(notHttp));
+  Object.assign(paths, mailPaths({ schemas, errorOnly, notHttp, auth: options.auth }), servicePaths(notHttp));
   return {
     openapi: "3.1.0",
     info: {
@@ -243,232 +214,4 @@ function choicesDescription(): string {
     "\n\n`email-send` delivers through the transport the operator chose:" +
     mailTransportChoices().map(item("EMAIL_TRANSPORT")).join("")
   );
-}
-
-const tokenParameter = {
-  name: "token",
-  in: "path",
-  required: true,
-  description: "The signed token of the link (sender, recipient, campaign; HMAC-SHA256)",
-  schema: { type: "string", maxLength: 2048 },
-};
-
-/**
- * `POST /events/mailjet`, `GET /events`, `POST /suppressions/lookup`, `GET /messages/{id}` (mail-routes.ts) and the
- * unsubscribe links (unsubscribe-routes.ts).
- */
-function mailPaths(schemas: Json, errorOnly: Json, notHttp: Json, auth: boolean): Json {
-  const refusals: Json = {
-    401: json(errorOnly, "No credentials where they are required"),
-    403: json(errorOnly, "Credentials this service does not accept"),
-    503: json(errorOnly, "CHAINMAIL_MAIL_DB is not set (`not_configured`), or the service is shutting down"),
-  };
-  return {
-    "/events/mailjet": {
-      post: {
-        operationId: "mailjetEvents",
-        summary: "Mailjet's event callback: one event or an array; 200 only once stored",
-        description:
-          "Set as Mailjet's event callback URL (`/v3/REST/eventcallbackurl`), with Basic credentials in it " +
-          "(`https://CHAINMAIL_EVENTS_USER:CHAINMAIL_EVENTS_PASSWORD@host/events/mailjet`) or send a bearer token. " +
-          "Idempotent (a repeat or replay changes nothing) and order-free. Kinds other than sent, open, click, " +
-          "bounce, blocked, spam and unsub are acknowledged and ignored.",
-        tags: ["mail"],
-        security: [{ basic: [] }, { bearer: [] }, ...(auth ? [] : [{}])],
-        requestBody: {
-          required: true,
-          ...json(documentSchema(MailjetEventBody, schemas, false), "Mailjet's event(s)"),
-        },
-        responses: {
-          200: json(
-            {
-              type: "object",
-              properties: {
-                stored: { type: "integer", description: "Events stored now" },
-                repeated: { type: "integer", description: "Events stored before (repeats, replays)" },
-                ignored: { type: "integer", description: "Events of kinds chainmail does not know" },
-              },
-              required: ["stored", "repeated", "ignored"],
-            },
-            "Stored",
-          ),
-          400: json(errorOnly, "A malformed event: `error.details.violations` names each field (nothing stored)"),
-          413: json(errorOnly, "The body is larger than CHAINMAIL_BODY_LIMIT_BYTES"),
-          500: json(errorOnly, "The store failed (`storage_error`): Mailjet retries"),
-          ...refusals,
-          "4XX": notHttp,
-        },
-      },
-    },
-    "/unsubscribe/{token}": {
-      get: {
-        operationId: "unsubscribePage",
-        summary: "The page of a one-click unsubscribe link: says who and from whom, with a button (changes nothing)",
-        tags: ["mail"],
-        security: [],
-        parameters: [tokenParameter],
-        responses: {
-          200: { description: "The confirmation page", content: { "text/html": { schema: { type: "string" } } } },
-          404: {
-            description: "A token this service did not sign (nothing changed)",
-            content: { "text/html": { schema: { type: "string" } } },
-          },
-          503: json(errorOnly, "CHAINMAIL_UNSUBSCRIBE_SECRET is not set (`not_configured`)"),
-          "4XX": notHttp,
-        },
-      },
-      post: {
-        operationId: "unsubscribe",
-        summary: "RFC 8058 one-click unsubscribe: the recipient goes on the sender's suppression list at once",
-        description:
-          "The body (`List-Unsubscribe=One-Click`) is not needed: the signed token names the sender and the recipient. No login, no cookie.",
-        tags: ["mail"],
-        security: [],
-        parameters: [tokenParameter],
-        requestBody: {
-          required: false,
-          content: {
-            "application/x-www-form-urlencoded": { schema: { type: "string", example: "List-Unsubscribe=One-Click" } },
-          },
-        },
-        responses: {
-          200: { description: "Unsubscribed", content: { "text/html": { schema: { type: "string" } } } },
-          404: {
-            description: "A token this service did not sign (nothing changed)",
-            content: { "text/html": { schema: { type: "string" } } },
-          },
-          503: json(errorOnly, "CHAINMAIL_UNSUBSCRIBE_SECRET or CHAINMAIL_MAIL_DB is not set (`not_configured`)"),
-          "4XX": notHttp,
-        },
-      },
-    },
-    "/events": {
-      get: {
-        operationId: "eventFeed",
-        summary: "The stored delivery events in the order they were stored, after a cursor (each once to a follower)",
-        description:
-          "What the workflow packages' delivery-event triggers poll: ask with `after` = the `cursor` of the last " +
-          "page (none: from the first event), and again at once while `more` is true. Events past the 100 kept " +
-          "per message still move its state but are not in the feed.",
-        tags: ["mail"],
-        security: auth ? [{ bearer: [] }] : [{}, { bearer: [] }],
-        parameters: [
-          {
-            name: "after",
-            in: "query",
-            required: false,
-            description: "The `cursor` of the last event seen (0 or none: from the first)",
-            schema: { type: "string", pattern: "^[0-9]{1,16}$" },
-          },
-          {
-            name: "kinds",
-            in: "query",
-            required: false,
-            description: "Only these Mailjet kinds, comma-separated (none: every kind)",
-            schema: { type: "string", maxLength: 256 },
-            example: "bounce,spam",
-          },
-          {
-            name: "limit",
-            in: "query",
-            required: false,
-            description: `At most this many events (default 100)`,
-            schema: { type: "integer", minimum: 1, maximum: MAX_FEED_LIMIT },
-          },
-        ],
-        responses: {
-          200: json(documentSchema(EventFeedPage, schemas, true), "A page of events, oldest first"),
-          400: json(
-            errorOnly,
-            `A bad \`after\`, \`limit\` or \`kinds\` (one of ${MailjetEventKinds.join(", ")}), a field given twice or an unknown one: \`error.details.violations\` names it`,
-          ),
-          ...refusals,
-          "4XX": notHttp,
-        },
-      },
-    },
-    "/suppressions/lookup": {
-      post: {
-        operationId: "suppressionLookup",
-        summary: "Which of some recipients are on a sender's suppression list (its own, or every sender's)",
-        description:
-          "What the workflow packages' email-send asks before a batch (they keep no store of their own): the " +
-          "recipients found are answered per message with the error `suppressed` and not sent to.",
-        tags: ["mail"],
-        security: auth ? [{ bearer: [] }] : [{}, { bearer: [] }],
-        requestBody: {
-          required: true,
-          ...json(
-            {
-              type: "object",
-              properties: {
-                sender: { type: "string", description: "The From address (or * for every sender's list alone)" },
-                emails: {
-                  type: "array",
-                  maxItems: MAX_LOOKUP_EMAILS,
-                  items: { type: "string", maxLength: 254 },
-                  description: "The recipients to look up",
-                },
-              },
-              required: ["sender", "emails"],
-              additionalProperties: false,
-            },
-            "The sender and the recipients",
-          ),
-        },
-        responses: {
-          200: json(
-            {
-              type: "object",
-              properties: {
-                suppressed: {
-                  type: "array",
-                  items: documentSchema(Suppression, schemas, true),
-                  description: "The recipients found (lower case), each with its strongest reason",
-                },
-              },
-              required: ["suppressed"],
-            },
-            "The suppressed ones among them",
-          ),
-          400: json(errorOnly, "A bad sender or address, or too many: `error.details.violations` names each"),
-          ...refusals,
-          "4XX": notHttp,
-        },
-      },
-    },
-    "/messages/{id}": {
-      get: {
-        operationId: "messageStatus",
-        summary: "A message's state and events, by MessageID, MessageUUID or CustomID",
-        tags: ["mail"],
-        security: auth ? [{ bearer: [] }] : [{}, { bearer: [] }],
-        parameters: [
-          {
-            name: "id",
-            in: "path",
-            required: true,
-            description: "A MessageID, a MessageUUID or a CustomID (every recipient's message under it)",
-            schema: { type: "string", maxLength: 255 },
-          },
-        ],
-        responses: {
-          200: json(
-            {
-              type: "object",
-              properties: {
-                messages: { type: "array", items: documentSchema(MessageStatus, schemas, true) },
-              },
-              required: ["messages"],
-            },
-            "The messages under that id (one per recipient)",
-          ),
-          400: json(errorOnly, "An id that is too long or holds control characters"),
-          404: json(errorOnly, "No message under that id"),
-          ...refusals,
-          "4XX": notHttp,
-        },
-      },
-    },
-  };
 }
