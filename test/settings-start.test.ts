@@ -275,17 +275,21 @@ describe("random values of URL, host and number settings", () => {
     "through the CLI: exit 0 or a refusal naming the variable, never internal, never a stack",
     async () => {
       await fc.assert(
-        fc.asyncProperty(cases, async ([name, value]) => {
-          const out = await runCli(["nodes"], { env: { [name]: value } });
-          expect(out.timedOut).toBeUndefined();
-          expectNoNodeWords(out);
-          if (out.code === 0) {
-            expect(() => checkSettings({ [name]: value })).not.toThrow();
-            return;
-          }
-          expect(out.code).toBe(2);
-          expect(out.stderr).toMatch(new RegExp(`^chainmail: Setting ${name}[ =]`));
-        }),
+        // A process environment cannot hold a NUL: such a value never reaches a command.
+        fc.asyncProperty(
+          cases.filter(([, value]) => !value.includes("\0")),
+          async ([name, value]) => {
+            const out = await runCli(["nodes"], { env: { [name]: value } });
+            expect(out.timedOut).toBeUndefined();
+            expectNoNodeWords(out);
+            if (out.code === 0) {
+              expect(() => checkSettings({ [name]: value })).not.toThrow();
+              return;
+            }
+            expect(out.code).toBe(2);
+            expect(out.stderr).toMatch(new RegExp(`^chainmail: Setting ${name}[ =]`));
+          },
+        ),
         { numRuns: CLI_RUNS, seed: SEED },
       );
     },

@@ -64,26 +64,31 @@ export function registerMailRoutes(app: FastifyInstance, config: Config, setting
     return sendJson(reply, 200, { suppressed: [...found.values()] });
   });
 
-  app.get("/messages/:id", { onRequest: guard(bearerChecker(settings.tokens)) }, async (request, reply) => {
-    const { id } = request.params as { id: string };
-    if (id.length > MAX_ID_LENGTH || /[\p{Cc}]/u.test(id)) {
-      throw new InvalidInputError([
-        {
-          field: "id",
-          rule: `a MessageID, MessageUUID or CustomID of at most ${MAX_ID_LENGTH} characters, without control characters`,
-          message: `id is invalid: must be a MessageID, MessageUUID or CustomID of at most ${MAX_ID_LENGTH} characters, without control characters`,
-        },
-      ]);
-    }
-    const messages = await (await storeOf(config)).messages(id);
-    if (messages.length === 0) {
-      return sendError(
-        reply,
-        new ChainmailError("NOT_FOUND", `No message with MessageID, MessageUUID or CustomID ${JSON.stringify(id)}.`, {
-          hint: "Only messages sent through chainmail, or named by a Mailjet event, are known.",
-        }),
-      );
-    }
-    return sendJson(reply, 200, { messages });
-  });
+  app.get("/messages/:id", { onRequest: guard(bearerChecker(settings.tokens)) }, (request, reply) =>
+    messageStatus(config, request, reply),
+  );
+}
+
+/** `GET /messages/<id>`: the messages under a MessageID, MessageUUID or CustomID. */
+async function messageStatus(config: Config, request: FastifyRequest, reply: FastifyReply) {
+  const { id } = request.params as { id: string };
+  if (id.length > MAX_ID_LENGTH || /[\p{Cc}]/u.test(id)) {
+    throw new InvalidInputError([
+      {
+        field: "id",
+        rule: `a MessageID, MessageUUID or CustomID of at most ${MAX_ID_LENGTH} characters, without control characters`,
+        message: `id is invalid: must be a MessageID, MessageUUID or CustomID of at most ${MAX_ID_LENGTH} characters, without control characters`,
+      },
+    ]);
+  }
+  const messages = await (await storeOf(config)).messages(id);
+  if (messages.length === 0) {
+    return sendError(
+      reply,
+      new ChainmailError("NOT_FOUND", `No message with MessageID, MessageUUID or CustomID ${JSON.stringify(id)}.`, {
+        hint: "Only messages sent through chainmail, or named by a Mailjet event, are known.",
+      }),
+    );
+  }
+  return sendJson(reply, 200, { messages });
 }

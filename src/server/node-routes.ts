@@ -77,18 +77,20 @@ export function registerNodeRoutes(app: FastifyInstance, { config, settings, met
     };
     app.post(`/nodes/${node.id}`, route, (request, reply) => runOne(node, request, reply));
   }
-  // Answered before the body is read, so the caller learns which nodes exist whatever it sent.
-  const unknownNode = async (request: FastifyRequest, reply: FastifyReply) => {
+  app.post("/nodes/:id", { onRequest: [requireToken, unknownNode(Object.keys(nodes))] }, () => {
+    throw new Error("unreachable: unknownNode answers first");
+  });
+}
+
+/** Answered before the body is read, so the caller learns which nodes exist whatever it sent. */
+function unknownNode(known: string[]) {
+  return async (request: FastifyRequest, reply: FastifyReply) => {
     const { id } = request.params as { id: string };
-    const known = Object.keys(nodes);
     const unknown = new ChainmailError("UNKNOWN_NODE", `Unknown node "${id}". Nodes: ${known.join(", ")}.`, {
       details: { nodes: known },
     });
     return sendError(reply, unknown);
   };
-  app.post("/nodes/:id", { onRequest: [requireToken, unknownNode] }, () => {
-    throw new Error("unreachable: unknownNode answers first");
-  });
 }
 
 /**

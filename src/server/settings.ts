@@ -48,15 +48,9 @@ function operatorCredentials(config: Config): string[] {
   return [...nftSources, ...mailTransports].flatMap((definition) => definition.operatorCredentials?.(config) ?? []);
 }
 
-/**
- * Reads CHAINMAIL_TOKENS, CHAINMAIL_BODY_LIMIT_BYTES, CHAINMAIL_REQUEST_TIMEOUT_MS, CHAINMAIL_HEADERS_TIMEOUT_MS,
- * CHAINMAIL_BODY_TIMEOUT_MS, CHAINMAIL_MAX_CONNECTIONS, the load-shedding and the cache settings. Throws a clear error when default credentials are
- * configured without any token: nobody else may spend the operator's keys.
- */
-export function loadServerSettings(config: Config, overrides: { tokens?: string[] } = {}): ServerSettings {
-  const tokens = (overrides.tokens ?? (setting(config.env, "CHAINMAIL_TOKENS") ?? "").split(","))
-    .map((t) => t.trim())
-    .filter((t) => t !== "");
+/** The bearer tokens, checked: long enough, and sendable in an Authorization header. */
+function bearerTokens(given: string[]): string[] {
+  const tokens = given.map((t) => t.trim()).filter((t) => t !== "");
   const short = tokens.findIndex((t) => t.length < MIN_TOKEN_LENGTH);
   if (short !== -1) {
     throw new ChainmailError(
@@ -74,6 +68,16 @@ export function loadServerSettings(config: Config, overrides: { tokens?: string[
       { hint: "Use long random tokens, e.g. `openssl rand -hex 32`.", details: { setting: "CHAINMAIL_TOKENS" } },
     );
   }
+  return tokens;
+}
+
+/**
+ * Reads CHAINMAIL_TOKENS, CHAINMAIL_BODY_LIMIT_BYTES, CHAINMAIL_REQUEST_TIMEOUT_MS, CHAINMAIL_HEADERS_TIMEOUT_MS,
+ * CHAINMAIL_BODY_TIMEOUT_MS, CHAINMAIL_MAX_CONNECTIONS, the load-shedding and the cache settings. Throws a clear error when default credentials are
+ * configured without any token: nobody else may spend the operator's keys.
+ */
+export function loadServerSettings(config: Config, overrides: { tokens?: string[] } = {}): ServerSettings {
+  const tokens = bearerTokens(overrides.tokens ?? (setting(config.env, "CHAINMAIL_TOKENS") ?? "").split(","));
   const credentials = operatorCredentials(config);
   if (credentials.length > 0 && tokens.length === 0) {
     throw new ChainmailError(
