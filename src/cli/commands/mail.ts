@@ -43,19 +43,7 @@ export function registerMail(program: Command): void {
     .argument("<id>", "a MessageID, a MessageUUID or a CustomID")
     .option(...DB_FLAG)
     .option(...BIGINT_FLAG)
-    .action((id: string, options: { db?: string; bigint?: string }) =>
-      guarded(async () => {
-        const bigint = bigintOption(options.bigint);
-        const { mailStatus } = await import("../../mail/api.js");
-        const messages = await mailStatus(id, { db: options.db });
-        if (messages.length === 0) {
-          process.stderr.write(`chainmail mail: no message under ${JSON.stringify(id)}\n`);
-          process.exitCode = EXIT.ERROR;
-          return;
-        }
-        await printJson({ messages }, bigint);
-      }),
-    );
+    .action((id: string, options: { db?: string; bigint?: string }) => guarded(() => printStatus(id, options)));
   const suppressions = mail.command("suppressions").description("The suppression list: list, add, remove");
   suppressions
     .command("list")
@@ -69,39 +57,54 @@ export function registerMail(program: Command): void {
         await printJson(await listSuppressions({ sender: options.sender, email: options.email }, { db: options.db }));
       }),
     );
-  suppressions
-    .command("add")
-    .description("Suppress a recipient for a sender (reason manual)")
-    .option("--sender <address>", "the sender address, or * for every sender (required)")
-    .option("--email <address>", "the recipient (required)")
-    .option(...DB_FLAG)
-    .action((options: EntryOptions) =>
+  entryCommand(
+    suppressions,
+    "add",
+    "Suppress a recipient for a sender (reason manual)",
+    "or * for every sender",
+  ).action((options: EntryOptions) =>
+    guarded(async () => {
+      const entry = entryOf(options);
+      const { addSuppression } = await import("../../mail/api.js");
+      const changed = await addSuppression(entry, { db: options.db });
+      await printJson({ ...entry, suppressed: true, changed });
+    }),
+  );
+  entryCommand(suppressions, "remove", "Take a recipient off a sender's list: mail may go to it again", "or *").action(
+    (options: EntryOptions) =>
       guarded(async () => {
-        const entry = {
-          sender: required("--sender <address>", options.sender),
-          email: required("--email <address>", options.email),
-        };
-        const { addSuppression } = await import("../../mail/api.js");
-        const changed = await addSuppression(entry, { db: options.db });
-        await printJson({ ...entry, suppressed: true, changed });
-      }),
-    );
-  suppressions
-    .command("remove")
-    .description("Take a recipient off a sender's list: mail may go to it again")
-    .option("--sender <address>", "the sender address, or * (required)")
-    .option("--email <address>", "the recipient (required)")
-    .option(...DB_FLAG)
-    .action((options: EntryOptions) =>
-      guarded(async () => {
-        const entry = {
-          sender: required("--sender <address>", options.sender),
-          email: required("--email <address>", options.email),
-        };
+        const entry = entryOf(options);
         const { removeSuppression } = await import("../../mail/api.js");
         const removed = await removeSuppression(entry, { db: options.db });
         await printJson({ ...entry, removed });
         if (!removed) process.stderr.write(`chainmail mail: ${entry.email} was not on the list of ${entry.sender}\n`);
       }),
-    );
+  );
 }
+
+async function printStatus(id: string, options: { db?: string; bigint?: string }): Promise<void> {
+  const bigint = bigintOption(options.bigint);
+  const { mailStatus } = await import("../../mail/api.js");
+  const messages = await mailStatus(id, { db: options.db });
+  if (messages.length === 0) {
+    process.stderr.write(`chainmail mail: no message under ${JSON.stringify(id)}\n`);
+    process.exitCode = EXIT.ERROR;
+    return;
+  }
+  await printJson({ messages }, bigint);
+}
+
+/** `suppressions add|remove`: one sender and one recipient, both required. */
+function entryCommand(parent: Command, name: string, description: string, anySender: string): Command {
+  return parent
+    .command(name)
+    .description(description)
+    .option("--sender <address>", `the sender address, ${anySender} (required)`)
+    .option("--email <address>", "the recipient (required)")
+    .option(...DB_FLAG);
+}
+
+const entryOf = (options: EntryOptions) => ({
+  sender: required("--sender <address>", options.sender),
+  email: required("--email <address>", options.email),
+});
