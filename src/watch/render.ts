@@ -69,7 +69,16 @@ const DIGEST_DEFAULTS = {
   item_html: "<li>{{var:summary}}</li>",
 } as const;
 
-export const DIGEST_VARIABLES = ["rule", "count", "plural_s", "items", "first_date", "last_date", "first_block", "last_block"];
+export const DIGEST_VARIABLES = [
+  "rule",
+  "count",
+  "plural_s",
+  "items",
+  "first_date",
+  "last_date",
+  "first_block",
+  "last_block",
+];
 
 /** `group: "transaction"`: the each-mail of one transaction's records (the details are its first record's). */
 function groupDefaults(variables: Record<string, string>) {
