@@ -126,6 +126,18 @@ function readProblems(
   if (rule.side !== undefined && rule.wallets === undefined) {
     out.push(violation(`${at}.side`, "only with wallets", `${at}.side is only used with wallets`, rule.side));
   }
+  out.push(...confirmationProblems(rule, at, source, settings), ...sourceProblems(rule, at, source));
+  return out;
+}
+
+/** When a record is mailed: confirmations the source can count, a retraction only of what was mailed at once. */
+function confirmationProblems(
+  rule: ParsedRule,
+  at: string,
+  source: WatchSource,
+  settings: WatchSettings | undefined,
+): Violation[] {
+  const out: Violation[] = [];
   if (rule.confirmations && source !== "index" && source !== "index+opensea") {
     out.push(
       violation(
@@ -157,6 +169,12 @@ function readProblems(
       ),
     );
   }
+  return out;
+}
+
+/** What the source can read: bids and listings from an order book by contract, OpenSea by contract. */
+function sourceProblems(rule: ParsedRule, at: string, source: WatchSource): Violation[] {
+  const out: Violation[] = [];
   const orderBook = (rule.type ?? []).filter((t) => t === "bid" || t === "list");
   if (orderBook.length && retrieverKind(rule) !== "by-contract") {
     out.push(
@@ -231,6 +249,13 @@ function modeProblems(rule: ParsedRule, at: string, mode: "each" | "digest"): Vi
   if (mode === "each" && rule.digest !== undefined) {
     out.push(violation(`${at}.digest`, 'only with mode "digest"', `${at}.digest is only used with mode "digest"`));
   }
+  out.push(...templateUseProblems(rule, at, mode));
+  return out;
+}
+
+/** Template parts given where nothing uses them. */
+function templateUseProblems(rule: ParsedRule, at: string, mode: "each" | "digest"): Violation[] {
+  const out: Violation[] = [];
   // With max_per_hour, an each rule mails the records past the cap in a digest: its items are the rule's to say.
   const itemsUsed = mode === "digest" || rule.max_per_hour !== undefined;
   if (!itemsUsed && (rule.mail.item_text !== undefined || rule.mail.item_html !== undefined)) {

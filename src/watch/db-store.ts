@@ -4,7 +4,7 @@
  */
 
 import { parseJson, stringifyJson } from "../core/json.js";
-import { type Database, openDatabase } from "../db/database.js";
+import { type Database, openDatabase, type Sql } from "../db/database.js";
 import type { TransactionRecord } from "../schemas/transactions.js";
 import type { Mail, MailKind, MailState, RecordState, StoredRecord, WatchStore } from "./store.js";
 
@@ -78,6 +78,7 @@ export async function openWatchStore(target: string): Promise<WatchStore> {
     ...rules(db),
     ...taking(db),
     ...reorgs(db),
+    ...queue(db),
     ...journalling(db),
     ...settling(db),
     close: () => db.close(),
@@ -156,10 +157,8 @@ function taking(db: Database): Pick<WatchStore, "knownKeys" | "take"> {
   };
 }
 
-/** The reorg check's reads and marks, and the queue of records waiting for an email. */
-function reorgs(
-  db: Database,
-): Pick<WatchStore, "recordsFrom" | "markReorged" | "queued" | "hold" | "held" | "mailsSince" | "retractable"> {
+/** The reorg check's reads and marks. */
+function reorgs(db: Database): Pick<WatchStore, "recordsFrom" | "markReorged" | "retractable"> {
   return {
     async recordsFrom(rule, from, through) {
       const upTo = through === undefined ? "" : " AND block_number <= $3";
@@ -188,6 +187,20 @@ function reorgs(
         }
       });
     },
+    async retractable(rule, limit) {
+      const rows = await db.query<RecordRow>(
+        `SELECT * FROM watch_records WHERE rule = $1 AND reorged = 1 AND state = 'sent' AND retraction IS NULL
+         ORDER BY seq LIMIT $2`,
+        [rule, limit],
+      );
+      return rows.map(toStored);
+    },
+  };
+}
+
+/** The queue of records waiting for an email, and those held past a rule's max_per_hour. */
+function queue(db: Database): Pick<WatchStore, "queued" | "hold" | "held" | "mailsSince"> {
+  return {
     async queued(rule, limit) {
       const rows = await db.query<RecordRow>(
         "SELECT * FROM watch_records WHERE rule = $1 AND state = 'queued' AND held_hour IS NULL ORDER BY seq LIMIT $2",
@@ -221,51 +234,50 @@ function reorgs(
       );
       return Number(row?.n ?? 0);
     },
-    async retractable(rule, limit) {
-      const rows = await db.query<RecordRow>(
-        `SELECT * FROM watch_records WHERE rule = $1 AND reorged = 1 AND state = 'sent' AND retraction IS NULL
-         ORDER BY seq LIMIT $2`,
-        [rule, limit],
-      );
-      return rows.map(toStored);
-    },
   };
+}
+
+/** The intents as pending mails and their records claimed (or marked retracted), in the caller's transaction. */
+async function journalIn(
+  tx: Sql,
+  rule: string,
+  intents: Parameters<WatchStore["journal"]>[1],
+  now: number,
+): Promise<void> {
+  await tx.insertMany(
+    "watch_mail",
+    ["custom_id", "rule", "state", "message", "attempts", "created_at", "kind"],
+    intents.map(({ mail }) => ({
+      custom_id: mail.customId,
+      rule,
+      state: "pending",
+      message: stringifyJson(mail.message),
+      attempts: 1,
+      created_at: now,
+      kind: mail.kind ?? "record",
+    })),
+  );
+  for (const { mail, keys } of intents) {
+    // A retraction leaves its records as they are (sent) and marks them: no second retraction.
+    const update =
+      mail.kind === "retraction"
+        ? "UPDATE watch_records SET retraction = $1 WHERE rule = $2 AND retraction IS NULL"
+        : "UPDATE watch_records SET state = 'claimed', custom_id = $1 WHERE rule = $2 AND state = 'queued'";
+    for (let i = 0; i < keys.length; i += 500) {
+      const slice = keys.slice(i, i + 500);
+      await tx.run(`${update} AND key IN (${list(3, slice.length)})`, [mail.customId, rule, ...slice]);
+    }
+  }
+  if (intents.some(({ mail }) => (mail.kind ?? "record") === "record")) {
+    await tx.run("UPDATE watch_rules SET digest_since = NULL WHERE rule = $1", [rule]);
+  }
 }
 
 /** Email intents journalled before their send (watch_mail), read back by state, and reopened for a retry. */
 function journalling(db: Database): Pick<WatchStore, "journal" | "mails" | "markSending"> {
   return {
     async journal(rule, intents, at) {
-      await db.transaction(async (tx) => {
-        const now = at ?? Date.now();
-        await tx.insertMany(
-          "watch_mail",
-          ["custom_id", "rule", "state", "message", "attempts", "created_at", "kind"],
-          intents.map(({ mail }) => ({
-            custom_id: mail.customId,
-            rule,
-            state: "pending",
-            message: stringifyJson(mail.message),
-            attempts: 1,
-            created_at: now,
-            kind: mail.kind ?? "record",
-          })),
-        );
-        for (const { mail, keys } of intents) {
-          // A retraction leaves its records as they are (sent) and marks them: no second retraction.
-          const update =
-            mail.kind === "retraction"
-              ? "UPDATE watch_records SET retraction = $1 WHERE rule = $2 AND retraction IS NULL"
-              : "UPDATE watch_records SET state = 'claimed', custom_id = $1 WHERE rule = $2 AND state = 'queued'";
-          for (let i = 0; i < keys.length; i += 500) {
-            const slice = keys.slice(i, i + 500);
-            await tx.run(`${update} AND key IN (${list(3, slice.length)})`, [mail.customId, rule, ...slice]);
-          }
-        }
-        if (intents.some(({ mail }) => (mail.kind ?? "record") === "record")) {
-          await tx.run("UPDATE watch_rules SET digest_since = NULL WHERE rule = $1", [rule]);
-        }
-      });
+      await db.transaction((tx) => journalIn(tx, rule, intents, at ?? Date.now()));
     },
     async mails(states, limit) {
       const rows = await db.query<MailRow>(

@@ -366,6 +366,16 @@ export class WatchRun {
     return { mails: intents.map((i) => i.mail), more };
   }
 
+  /** One email per record. */
+  private async eachIntents(rule: Rule, mailed: readonly StoredRecord[], detailsOf: DetailsOf): Promise<Intent[]> {
+    const details = await detailsOf(mailed.map((q) => q.record));
+    return mailed.map((q, i) => {
+      const customId = customIdOf(rule.id, [q.key]);
+      const message = eachMessage(rule, q.record, customId, this.unsubscribeUrl(rule), details[i]);
+      return { mail: mailOf(rule, customId, message), keys: [q.key] };
+    });
+  }
+
   /** The rule's own emails: one per queued record (at most `room`), per transaction, or a due digest. */
   private async recordIntents(
     rule: Rule,
@@ -376,14 +386,7 @@ export class WatchRun {
     if (rule.mode === "each" && rule.group === "transaction") return this.transactionIntents(rule, room, detailsOf);
     if (rule.mode === "each") {
       const queued = confirmed(await this.store.queued(rule.id, room + 1));
-      const mailed = queued.slice(0, room);
-      const details = await detailsOf(mailed.map((q) => q.record));
-      const intents = mailed.map((q, i) => {
-        const customId = customIdOf(rule.id, [q.key]);
-        const message = eachMessage(rule, q.record, customId, this.unsubscribeUrl(rule), details[i]);
-        return { mail: mailOf(rule, customId, message), keys: [q.key] };
-      });
-      return { intents, more: queued.length > room };
+      return { intents: await this.eachIntents(rule, queued.slice(0, room), detailsOf), more: queued.length > room };
     }
     // Enough to see the record threshold, and one more to know whether a full digest leaves some over.
     const queued = confirmed(
