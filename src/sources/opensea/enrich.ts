@@ -44,12 +44,31 @@ export async function enrich(
     logger?.warn({ upstream: "JSON-RPC", node: rpc.origin }, `${what}${said}; left out`);
   };
 
+  if (!(await fillBlocks(rpc, onChain, warn))) return;
+  const priced = onChain.filter(({ record, payment }) => {
+    const p = (record as Loose).price_details;
+    return (
+      record.type === "sale" &&
+      payment &&
+      typeof (record as Loose).block_number === "number" &&
+      (p.asset_type === "ETH" || ETH_TOKENS.has(String(p.contract_address)))
+    );
+  });
+  if (priced.length === 0) return;
+  await fillUsdPrices(rpc, config.opensea.ethUsdFeed, priced, signal, warn);
+}
+
+type Warn = (what: string, err?: unknown) => void;
+
+/** Each on-chain record's block, as the node knows its transaction; false when the node could not be asked. */
+async function fillBlocks(rpc: RpcClient, onChain: readonly Mapped[], warn: Warn): Promise<boolean> {
   const hashes = [...new Set(onChain.map((m) => (m.record as Loose).transaction_hash as string))];
   let found: unknown[];
   try {
     found = await rpc.batch(hashes.map((hash) => ({ method: "eth_getTransactionByHash", params: [hash] })));
   } catch (err) {
-    return warn("The node could not give the blocks of OpenSea's records", err);
+    warn("The node could not give the blocks of OpenSea's records", err);
+    return false;
   }
   const blocks = new Map<string, { hash: string; number: number }>();
   hashes.forEach((hash, i) => {
@@ -67,18 +86,17 @@ export async function enrich(
     r.block_hash = block.hash;
     r.block_number = block.number;
   }
+  return true;
+}
 
-  const priced = onChain.filter(({ record, payment }) => {
-    const p = (record as Loose).price_details;
-    return (
-      record.type === "sale" &&
-      payment &&
-      typeof (record as Loose).block_number === "number" &&
-      (p.asset_type === "ETH" || ETH_TOKENS.has(String(p.contract_address)))
-    );
-  });
-  if (priced.length === 0) return;
-  const feed = config.opensea.ethUsdFeed;
+/** The USD price of sales in ETH (or an ETH-like token) at their block's feed answer. */
+async function fillUsdPrices(
+  rpc: RpcClient,
+  feed: string,
+  priced: readonly Mapped[],
+  signal: AbortSignal | undefined,
+  warn: Warn,
+): Promise<void> {
   const decimals = await feedDecimalsOf(rpc, feed).catch((err: unknown) => {
     warn(`The ETH/USD feed ${feed} did not answer decimals()`, err);
     return undefined;

@@ -216,61 +216,81 @@ export function toRecord(event: Loose, kind: RecordKind, at: string): Mapped | u
   if (date instanceof Unreadable) return date;
   if (quantity instanceof Unreadable) return quantity;
 
-  if (kind === "sale") {
-    const nft = nftOf(own(event, "nft"), `${at}.nft`);
-    const seller = addressOf(own(event, "seller"), `${at}.seller`);
-    const buyerRaw = own(event, "buyer");
-    const buyer = buyerRaw === undefined || buyerRaw === "" ? undefined : addressOf(buyerRaw, `${at}.buyer`);
-    const hash = hashOf(own(event, "transaction"), `${at}.transaction`);
-    const price = priceOf(own(event, "payment"), `${at}.payment`);
-    const bad = firstUnreadable(nft, seller, buyer, hash, price);
-    if (bad) return bad;
-    // A sale that went through an OpenSea order names it; other marketplaces' fills come with an empty order_hash.
-    const orderHash = own(event, "order_hash");
-    const viaOpenSea = typeof orderHash === "string" && orderHash !== "";
-    const priced = price as { details: PriceDetails; payment: Payment } | undefined;
-    const record = {
-      type: "sale",
-      ...(buyer ? { buyer_address: buyer as string } : {}),
-      seller_address: seller as string,
-      nft: nft as Nft,
-      quantity,
-      ...(priced ? { price_details: priced.details } : {}),
-      transaction_hash: hash as string,
-      transaction_date: date,
-      ...(viaOpenSea ? { marketplace: "opensea" } : {}),
-    } as unknown as TransactionRecord;
-    return { record, payment: priced?.payment };
-  }
+  if (kind === "sale") return saleOf(event, at, date, quantity);
+  if (kind === "transfer" || kind === "mint" || kind === "burn") return movementOf(event, kind, at, date, quantity);
+  return orderOf(event, kind, at, date, quantity);
+}
 
-  if (kind === "transfer" || kind === "mint" || kind === "burn") {
-    const nft = nftOf(own(event, "nft"), `${at}.nft`);
-    // A `mint` event (as OpenSea's SDK types it) names only the receiver.
-    const fromRaw = own(event, "from_address");
-    const from = kind === "mint" && fromRaw === undefined ? ZERO_ADDRESS : addressOf(fromRaw, `${at}.from_address`);
-    const to = addressOf(own(event, "to_address"), `${at}.to_address`);
-    const hash = hashOf(own(event, "transaction"), `${at}.transaction`);
-    const bad = firstUnreadable(nft, from, to, hash);
-    if (bad) return bad;
-    const { contract_address, token_id } = nft as Nft;
-    const parties =
-      kind === "mint"
-        ? { owner_address: to as string }
-        : kind === "burn"
-          ? { owner_address: from as string }
-          : { transfer_from: from as string, transfer_to: to as string };
-    const record = {
-      type: kind,
-      ...parties,
-      contract_address,
-      token_id,
-      quantity,
-      transaction_hash: hash as string,
-      transaction_date: date,
-    } as unknown as TransactionRecord;
-    return { record };
-  }
+type Quantity = Exclude<ReturnType<typeof quantityOf>, Unreadable>;
 
+function saleOf(event: Loose, at: string, date: string, quantity: Quantity): Mapped | Unreadable {
+  const nft = nftOf(own(event, "nft"), `${at}.nft`);
+  const seller = addressOf(own(event, "seller"), `${at}.seller`);
+  const buyerRaw = own(event, "buyer");
+  const buyer = buyerRaw === undefined || buyerRaw === "" ? undefined : addressOf(buyerRaw, `${at}.buyer`);
+  const hash = hashOf(own(event, "transaction"), `${at}.transaction`);
+  const price = priceOf(own(event, "payment"), `${at}.payment`);
+  const bad = firstUnreadable(nft, seller, buyer, hash, price);
+  if (bad) return bad;
+  // A sale that went through an OpenSea order names it; other marketplaces' fills come with an empty order_hash.
+  const orderHash = own(event, "order_hash");
+  const viaOpenSea = typeof orderHash === "string" && orderHash !== "";
+  const priced = price as { details: PriceDetails; payment: Payment } | undefined;
+  const record = {
+    type: "sale",
+    ...(buyer ? { buyer_address: buyer as string } : {}),
+    seller_address: seller as string,
+    nft: nft as Nft,
+    quantity,
+    ...(priced ? { price_details: priced.details } : {}),
+    transaction_hash: hash as string,
+    transaction_date: date,
+    ...(viaOpenSea ? { marketplace: "opensea" } : {}),
+  } as unknown as TransactionRecord;
+  return { record, payment: priced?.payment };
+}
+
+function movementOf(
+  event: Loose,
+  kind: "transfer" | "mint" | "burn",
+  at: string,
+  date: string,
+  quantity: Quantity,
+): Mapped | Unreadable {
+  const nft = nftOf(own(event, "nft"), `${at}.nft`);
+  // A `mint` event (as OpenSea's SDK types it) names only the receiver.
+  const fromRaw = own(event, "from_address");
+  const from = kind === "mint" && fromRaw === undefined ? ZERO_ADDRESS : addressOf(fromRaw, `${at}.from_address`);
+  const to = addressOf(own(event, "to_address"), `${at}.to_address`);
+  const hash = hashOf(own(event, "transaction"), `${at}.transaction`);
+  const bad = firstUnreadable(nft, from, to, hash);
+  if (bad) return bad;
+  const { contract_address, token_id } = nft as Nft;
+  const parties =
+    kind === "mint"
+      ? { owner_address: to as string }
+      : kind === "burn"
+        ? { owner_address: from as string }
+        : { transfer_from: from as string, transfer_to: to as string };
+  const record = {
+    type: kind,
+    ...parties,
+    contract_address,
+    token_id,
+    quantity,
+    transaction_hash: hash as string,
+    transaction_date: date,
+  } as unknown as TransactionRecord;
+  return { record };
+}
+
+function orderOf(
+  event: Loose,
+  kind: RecordKind,
+  at: string,
+  date: string,
+  quantity: Quantity,
+): Mapped | undefined | Unreadable {
   // Orders: listings and bids (and their cancellations), the NFT under `asset` (older shapes: `nft`).
   const asset = own(event, "asset") ?? own(event, "nft");
   if (!isObject(asset) || own(asset, "identifier") === undefined) return undefined;

@@ -110,18 +110,7 @@ async function scan(
   let previous = tagOf("");
   if (paging.continuation) {
     const decoded = decodeContinuation(paging.continuation, fingerprint);
-    if (!decoded) {
-      return refuse(
-        new ChainmailError(
-          "INVALID_CONTINUATION",
-          "query.continuation is not one the OpenSea source issued for this query.",
-          {
-            hint: "Pass query.continuation exactly as the previous page of the same query returned it, or omit it to start over.",
-            details: { field: "query.continuation", source: "opensea" },
-          },
-        ),
-      );
-    }
+    if (!decoded) return refuse(notOurContinuation());
     cursor = decoded.next;
     previous = decoded.previous;
   }
@@ -145,36 +134,63 @@ async function scan(
         response,
       );
     }
-    const read: Mapped[] = [];
-    for (let i = 0; i < page.events.length; i++) {
-      const event = page.events[i] as Record<string, unknown>;
-      const kind = kindOf(event);
-      if (!kind || !kinds.has(kind)) continue;
-      const one = toRecord(event, kind, `asset_events[${i}]`);
-      if (one instanceof Unreadable) return refuse(unreadableAnswer(response, one.field, one.rule), response);
-      if (one && inScope(one.record, scope)) read.push(one);
-    }
+    const read = recordsOf(page.events, kinds, scope);
+    if (read instanceof Unreadable) return refuse(unreadableAnswer(response, read.field, read.rule), response);
     const { next } = page;
     // A next seen before in this walk (a cycle of any length) is refused; records handed out before are left out.
     const mapped = walk.page(cursor, previous, next, read, response);
     if (mapped instanceof ChainmailError) return refuse(mapped, response);
     const here = tagOf(cursor ?? "");
     if (mapped.length > 0 || next === undefined || scanned >= MAX_SCANNED_PAGES) {
-      // Only a cancelled call fails here: what the node cannot give is left out (enrich.ts).
-      try {
-        await enrich(mapped, ctx.config, ctx.signal, ctx.logger);
-      } catch (err) {
-        if (err instanceof ChainmailError) return refuse(err, response);
-        throw err;
-      }
-      const transactions: TransactionRecord[] = mapped.map((m) => m.record);
       const continuation = next === undefined ? "" : encodeContinuation({ next, previous: here }, fingerprint);
-      const data: RetrieverResult = { response: "OK", transactions, continuation };
-      return { data, response };
+      return answerWith(mapped, continuation, response, ctx);
     }
     previous = here;
     cursor = next;
   }
+}
+
+/** The page's answer, its records enriched where the node can (only a cancelled call fails here: enrich.ts). */
+async function answerWith(
+  mapped: Mapped[],
+  continuation: string,
+  response: RawResponse,
+  ctx: RunContext,
+): Promise<RetrieverOutcome> {
+  try {
+    await enrich(mapped, ctx.config, ctx.signal, ctx.logger);
+  } catch (err) {
+    if (err instanceof ChainmailError) return refuse(err, response);
+    throw err;
+  }
+  const transactions: TransactionRecord[] = mapped.map((m) => m.record);
+  const data: RetrieverResult = { response: "OK", transactions, continuation };
+  return { data, response };
+}
+
+/** The wanted records of a page's events, or the first field that could not be read. */
+function recordsOf(events: readonly unknown[], kinds: ReadonlySet<RecordKind>, scope: Scope): Mapped[] | Unreadable {
+  const read: Mapped[] = [];
+  for (let i = 0; i < events.length; i++) {
+    const event = events[i] as Record<string, unknown>;
+    const kind = kindOf(event);
+    if (!kind || !kinds.has(kind)) continue;
+    const one = toRecord(event, kind, `asset_events[${i}]`);
+    if (one instanceof Unreadable) return one;
+    if (one && inScope(one.record, scope)) read.push(one);
+  }
+  return read;
+}
+
+function notOurContinuation(): ChainmailError {
+  return new ChainmailError(
+    "INVALID_CONTINUATION",
+    "query.continuation is not one the OpenSea source issued for this query.",
+    {
+      hint: "Pass query.continuation exactly as the previous page of the same query returned it, or omit it to start over.",
+      details: { field: "query.continuation", source: "opensea" },
+    },
+  );
 }
 
 /** Whether a record is of the asked contract and token (a collection may span several contracts). */
