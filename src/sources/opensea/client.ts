@@ -42,16 +42,7 @@ export interface OpenSeaCall {
 /** GETs one OpenSea resource: the parsed 2xx body, or the error to report. */
 export async function getOpenSea(call: OpenSeaCall, ctx: RunContext): Promise<OpenSeaAnswer> {
   const { opensea } = ctx.config;
-  let url = `${opensea.baseUrl}${call.path}`;
-  let separator = "?";
-  for (const [name, value] of Object.entries(call.query ?? {})) {
-    if (value === undefined) continue;
-    // Several values go as repeated keys (`event_type=sale&event_type=listing`), as OpenSea's SDK sends them.
-    for (const item of Array.isArray(value) ? value : [value]) {
-      url += `${separator}${name}=${encodeURIComponent(String(item))}`;
-      separator = "&";
-    }
-  }
+  const url = urlOf(opensea.baseUrl, call);
   const started = Date.now();
   let attempts = 0;
   for (let unreadable = 0; ; unreadable++) {
@@ -80,27 +71,54 @@ export async function getOpenSea(call: OpenSeaCall, ctx: RunContext): Promise<Op
     if (ok && "body" in parsed) return { body: parsed.body, response };
     if (ok && "parseError" in parsed) {
       // A 2xx that is not JSON is an answer cut short (or a proxy's page): asked again, as a read may be.
-      const wait = backoff(unreadable + 1, opensea.retry, { kind: "timeout" });
-      const retry =
-        unreadable < opensea.retry.maxRetries &&
-        wait !== undefined &&
-        Date.now() - started + wait <= opensea.retry.budgetMs &&
-        !ctx.signal?.aborted;
-      if (retry) {
-        const waited = await (opensea.pool ?? ctx.config.pool).wait(wait, ctx.signal).then(
-          () => true,
-          () => false,
-        );
-        if (waited) continue;
-        const error = new ChainmailError("ABORTED", "The call to OpenSea was cancelled.", {
-          details: { upstream: UPSTREAM, attempts },
-        });
-        return { error, response };
-      }
-      return { error: badResponse(response, parsed.parseError, attempts), response };
+      const again = await waitToAskAgain(unreadable, started, ctx);
+      if (again === "ask") continue;
+      const error =
+        again === "cancelled"
+          ? new ChainmailError("ABORTED", "The call to OpenSea was cancelled.", {
+              details: { upstream: UPSTREAM, attempts },
+            })
+          : badResponse(response, parsed.parseError, attempts);
+      return { error, response };
     }
     return { error: failure(response, "body" in parsed ? parsed.body : undefined, attempts, call), response };
   }
+}
+
+/** The resource's URL; several values of a key go as repeated keys (`event_type=sale&event_type=listing`), as
+ * OpenSea's SDK sends them. */
+function urlOf(baseUrl: string, call: OpenSeaCall): string {
+  let url = `${baseUrl}${call.path}`;
+  let separator = "?";
+  for (const [name, value] of Object.entries(call.query ?? {})) {
+    if (value === undefined) continue;
+    for (const item of Array.isArray(value) ? value : [value]) {
+      url += `${separator}${name}=${encodeURIComponent(String(item))}`;
+      separator = "&";
+    }
+  }
+  return url;
+}
+
+/** After an unreadable 2xx: waits the retry's backoff if the retry rules allow another ask. */
+async function waitToAskAgain(
+  unreadable: number,
+  started: number,
+  ctx: RunContext,
+): Promise<"ask" | "give up" | "cancelled"> {
+  const { opensea } = ctx.config;
+  const wait = backoff(unreadable + 1, opensea.retry, { kind: "timeout" });
+  const retry =
+    unreadable < opensea.retry.maxRetries &&
+    wait !== undefined &&
+    Date.now() - started + wait <= opensea.retry.budgetMs &&
+    !ctx.signal?.aborted;
+  if (!retry) return "give up";
+  const waited = await (opensea.pool ?? ctx.config.pool).wait(wait, ctx.signal).then(
+    () => true,
+    () => false,
+  );
+  return waited ? "ask" : "cancelled";
 }
 
 function readBody(response: RawResponse): { body: unknown } | { parseError: string } {
