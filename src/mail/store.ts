@@ -323,25 +323,8 @@ async function applyGroup(
   const results = group.map(() => ({ stored: 0, repeated: 0 }));
   if (group.every((events) => events.length === 0)) return results;
   if (tx.engine === "postgres") await tx.query("SELECT pg_advisory_xact_lock($1)", [EVENT_WRITER_LOCK]);
-  // Every distinct event once, with the caller it counts for; a second copy is a repeat at once.
-  const firsts = new Map<string, { event: MailEvent; caller: number }>();
-  group.forEach((events, caller) => {
-    for (const event of events) {
-      const id = `${event.messageId} ${event.key}`;
-      if (firsts.has(id)) results[caller]!.repeated++;
-      else firsts.set(id, { event, caller });
-    }
-  });
-  const ids = [...new Set([...firsts.values()].map((f) => f.event.messageId))];
-  const known = new Map<string, { events: number; sender: string | null }>();
-  for (let i = 0; i < ids.length; i += ROWS_PER_STATEMENT) {
-    const slice = ids.slice(i, i + ROWS_PER_STATEMENT);
-    const rows = await tx.query<{ message_id: string; events: number; sender: string | null }>(
-      `SELECT message_id, events, sender FROM mail_messages WHERE message_id IN (${list(1, slice.length)})`,
-      slice,
-    );
-    for (const row of rows) known.set(row.message_id, { events: Number(row.events), sender: row.sender });
-  }
+  const firsts = distinctEvents(group, results);
+  const known = await knownMessages(tx, [...new Set([...firsts.values()].map((f) => f.event.messageId))]);
   // Messages this group could take past the cap keep the one-event-at-a-time path (whose repeats past the cap
   // are told apart by count alone); every other event goes in the multi-row inserts.
   const perMessage = new Map<string, number>();
@@ -353,12 +336,62 @@ async function applyGroup(
     if ((known.get(id)?.events ?? 0) + perMessage.get(id)! <= MAX_EVENTS_PER_MESSAGE) bulk.push(first);
     else single.push(first);
   }
+  const inserted = await insertEvents(
+    tx,
+    bulk.map((b) => b.event),
+  );
+  const stored: MailEvent[] = [];
+  for (const { event, caller } of bulk) {
+    if (inserted.has(`${event.messageId} ${event.key}`)) {
+      results[caller]!.stored++;
+      stored.push(event);
+    } else results[caller]!.repeated++;
+  }
+  await applyFacts(tx, stored, known, softBounceLimit);
+  for (const { event, caller } of single) {
+    if (await applyEvent(tx, event, softBounceLimit)) results[caller]!.stored++;
+    else results[caller]!.repeated++;
+  }
+  return results;
+}
+
+type Caller = { event: MailEvent; caller: number };
+
+/** Every distinct event once, with the caller it counts for; a second copy is a repeat at once. */
+function distinctEvents(group: readonly (readonly MailEvent[])[], results: ApplyResult[]): Map<string, Caller> {
+  const firsts = new Map<string, Caller>();
+  group.forEach((events, caller) => {
+    for (const event of events) {
+      const id = `${event.messageId} ${event.key}`;
+      if (firsts.has(id)) results[caller]!.repeated++;
+      else firsts.set(id, { event, caller });
+    }
+  });
+  return firsts;
+}
+
+/** The messages already stored among `ids`: their event count and sender. */
+async function knownMessages(tx: Sql, ids: readonly string[]) {
+  const known = new Map<string, { events: number; sender: string | null }>();
+  for (let i = 0; i < ids.length; i += ROWS_PER_STATEMENT) {
+    const slice = ids.slice(i, i + ROWS_PER_STATEMENT);
+    const rows = await tx.query<{ message_id: string; events: number; sender: string | null }>(
+      `SELECT message_id, events, sender FROM mail_messages WHERE message_id IN (${list(1, slice.length)})`,
+      slice,
+    );
+    for (const row of rows) known.set(row.message_id, { events: Number(row.events), sender: row.sender });
+  }
+  return known;
+}
+
+/** The events by multi-row inserts; the `messageId key` of those new (a repeat is not returned). */
+async function insertEvents(tx: Sql, events: readonly MailEvent[]): Promise<Set<string>> {
   const t = now();
   const inserted = new Set<string>();
-  for (let i = 0; i < bulk.length; i += ROWS_PER_STATEMENT) {
-    const slice = bulk.slice(i, i + ROWS_PER_STATEMENT);
+  for (let i = 0; i < events.length; i += ROWS_PER_STATEMENT) {
+    const slice = events.slice(i, i + ROWS_PER_STATEMENT);
     const params: unknown[] = [];
-    const values = slice.map(({ event }) => {
+    const values = slice.map((event) => {
       params.push(
         event.messageId,
         event.key,
@@ -378,19 +411,7 @@ async function applyGroup(
     );
     for (const [messageId, key] of rows) inserted.add(`${messageId} ${key}`);
   }
-  const stored: MailEvent[] = [];
-  for (const { event, caller } of bulk) {
-    if (inserted.has(`${event.messageId} ${event.key}`)) {
-      results[caller]!.stored++;
-      stored.push(event);
-    } else results[caller]!.repeated++;
-  }
-  await applyFacts(tx, stored, known, softBounceLimit);
-  for (const { event, caller } of single) {
-    if (await applyEvent(tx, event, softBounceLimit)) results[caller]!.stored++;
-    else results[caller]!.repeated++;
-  }
-  return results;
+  return inserted;
 }
 
 /** What newly stored events do to their messages and to the suppression list, each message and list entry once. */
@@ -401,6 +422,17 @@ async function applyFacts(
   softBounceLimit: number,
 ): Promise<void> {
   if (events.length === 0) return;
+  const { messages, suppressions, softBounces } = factsOf(events, known);
+  await upsertMessages(tx, [...messages.values()]);
+  for (const write of suppressions.values()) await upsertSuppression(tx, write);
+  for (const id of softBounces) {
+    const at = id.indexOf(" ");
+    await softBounced(tx, id.slice(0, at), id.slice(at + 1), softBounceLimit);
+  }
+}
+
+/** Per message its highest-ranked fact and count; per list entry its strongest suppression; the soft bounces. */
+function factsOf(events: readonly MailEvent[], known: ReadonlyMap<string, { sender: string | null }>) {
   const messages = new Map<string, MessageFacts>();
   const suppressions = new Map<string, SuppressionWrite>();
   const softBounces = new Set<string>();
@@ -429,8 +461,11 @@ async function applyFacts(
       if (!held || strongerSuppression(write, held)) suppressions.set(id, write);
     } else if (event.fact === "soft_bounce") softBounces.add(`${sender} ${email}`);
   }
+  return { messages, suppressions, softBounces };
+}
+
+async function upsertMessages(tx: Sql, rows: readonly MessageFacts[]): Promise<void> {
   const t = now();
-  const rows = [...messages.values()];
   for (let i = 0; i < rows.length; i += ROWS_PER_STATEMENT / 2) {
     const slice = rows.slice(i, i + ROWS_PER_STATEMENT / 2);
     const params: unknown[] = [];
@@ -452,11 +487,6 @@ async function applyFacts(
       return `($${p}, $${p + 1}, $${p + 2}, $${p + 3}, NULL, NULL, $${p + 4}, $${p + 5}, $${p + 6}, $${p + 7}, $${p + 8}, $${p + 9}, $${p + 9})`;
     });
     await tx.run(`${MESSAGE_UPSERT_HEAD} VALUES ${values.join(", ")} ${MESSAGE_UPSERT_TAIL}`, params);
-  }
-  for (const write of suppressions.values()) await upsertSuppression(tx, write);
-  for (const id of softBounces) {
-    const at = id.indexOf(" ");
-    await softBounced(tx, id.slice(0, at), id.slice(at + 1), softBounceLimit);
   }
 }
 
