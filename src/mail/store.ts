@@ -201,37 +201,8 @@ export function mailStoreOn(db: Database, options: MailStoreOptions = {}): MailS
     applyEvents: groupCommit(db, softBounceLimit),
     eventsAfter: (after, options) => eventsAfter(db, after, options),
     messages: (id) => messagesOf(db, id),
-    async suppressed(sender, emails) {
-      const found = new Map<string, Suppression>();
-      const wanted = [...new Set(emails.map(lower))];
-      for (let i = 0; i < wanted.length; i += 500) {
-        const slice = wanted.slice(i, i + 500);
-        const rows = await db.query<SuppressionRow>(
-          `SELECT * FROM mail_suppressions WHERE sender IN ($1, $2) AND email IN (${list(3, slice.length)})
-           ORDER BY reason_rank DESC`,
-          [lower(sender), ANY_SENDER, ...slice],
-        );
-        for (const row of rows) if (!found.has(row.email)) found.set(row.email, toSuppression(row));
-      }
-      return found;
-    },
-    async suppressions(filter = {}) {
-      const where: string[] = [];
-      const params: string[] = [];
-      if (filter.sender !== undefined) {
-        params.push(lower(filter.sender));
-        where.push(`sender = $${params.length}`);
-      }
-      if (filter.email !== undefined) {
-        params.push(lower(filter.email));
-        where.push(`email = $${params.length}`);
-      }
-      const rows = await db.query<SuppressionRow>(
-        `SELECT * FROM mail_suppressions${where.length ? ` WHERE ${where.join(" AND ")}` : ""} ORDER BY email, sender`,
-        params,
-      );
-      return rows.map(toSuppression);
-    },
+    suppressed: (sender, emails) => suppressedAmong(db, sender, emails),
+    suppressions: (filter = {}) => suppressionList(db, filter),
     suppress: (entry) =>
       upsertSuppression(db, {
         sender: lower(entry.sender),
@@ -245,6 +216,40 @@ export function mailStoreOn(db: Database, options: MailStoreOptions = {}): MailS
       db.run("DELETE FROM mail_suppressions WHERE sender = $1 AND email = $2", [lower(sender), lower(email)]),
     close: () => db.close(),
   };
+}
+
+/** Of `emails`, those suppressed for `sender` (or for every sender), each with its strongest entry. */
+async function suppressedAmong(db: Database, sender: string, emails: readonly string[]) {
+  const found = new Map<string, Suppression>();
+  const wanted = [...new Set(emails.map(lower))];
+  for (let i = 0; i < wanted.length; i += 500) {
+    const slice = wanted.slice(i, i + 500);
+    const rows = await db.query<SuppressionRow>(
+      `SELECT * FROM mail_suppressions WHERE sender IN ($1, $2) AND email IN (${list(3, slice.length)})
+       ORDER BY reason_rank DESC`,
+      [lower(sender), ANY_SENDER, ...slice],
+    );
+    for (const row of rows) if (!found.has(row.email)) found.set(row.email, toSuppression(row));
+  }
+  return found;
+}
+
+async function suppressionList(db: Database, filter: Parameters<MailStore["suppressions"]>[0] = {}) {
+  const where: string[] = [];
+  const params: string[] = [];
+  if (filter.sender !== undefined) {
+    params.push(lower(filter.sender));
+    where.push(`sender = $${params.length}`);
+  }
+  if (filter.email !== undefined) {
+    params.push(lower(filter.email));
+    where.push(`email = $${params.length}`);
+  }
+  const rows = await db.query<SuppressionRow>(
+    `SELECT * FROM mail_suppressions${where.length ? ` WHERE ${where.join(" AND ")}` : ""} ORDER BY email, sender`,
+    params,
+  );
+  return rows.map(toSuppression);
 }
 
 /** Events one transaction applies at most: a group of concurrent POSTs is cut here. */
@@ -633,22 +638,8 @@ async function applyEvent(tx: Sql, event: MailEvent, softBounceLimit: number): P
     [event.messageId],
   );
   // Under the cap, the event's own row is the proof of a repeat; past it the key is not kept (at most once more).
-  if (Number(known?.events ?? 0) < MAX_EVENTS_PER_MESSAGE) {
-    const inserted = await tx.run(
-      `INSERT INTO mail_events (message_id, key, kind, fact, time, email, detail, received_at)
-       VALUES ($1, $2, $3, $4, $5, $6, $7, $8) ON CONFLICT DO NOTHING`,
-      [
-        event.messageId,
-        event.key,
-        event.kind,
-        event.fact,
-        event.time,
-        lower(event.email),
-        JSON.stringify(event.detail),
-        now(),
-      ],
-    );
-    if (inserted === 0) return false;
+  if (Number(known?.events ?? 0) < MAX_EVENTS_PER_MESSAGE && (await insertEvents(tx, [event])).size === 0) {
+    return false;
   }
   await upsertMessage(
     tx,
