@@ -9,6 +9,7 @@ import { ChainmailError } from "../core/errors.js";
 import { type AttemptOutcome, httpRequest } from "../core/http.js";
 import { parseJson, stringifyJson } from "../core/json.js";
 import type { SuppressionLookup } from "../core/node.js";
+import type { RawResponse } from "../schemas/common.js";
 import { MAX_LOOKUP_EMAILS } from "./feed.js";
 import type { FeedEvent, Suppression } from "./store.js";
 
@@ -63,7 +64,11 @@ async function callService(config: Config, method: "GET" | "POST", path: string,
     pool: config.pool,
   });
   if (result.error) throw result.error;
-  const raw = result.response;
+  return answerOf(result.response, service.baseUrl, method, path);
+}
+
+/** The service's JSON answer, or the error that says why there is none. */
+function answerOf(raw: RawResponse, baseUrl: string, method: string, path: string): Loose {
   let answer: unknown;
   try {
     answer = raw.body === "" ? undefined : parseJson(raw.body);
@@ -77,7 +82,7 @@ async function callService(config: Config, method: "GET" | "POST", path: string,
   if (code === "unauthorized" || code === "forbidden") {
     throw new ChainmailError(
       "UPSTREAM_AUTH",
-      `The chainmail service at ${service.baseUrl} refused the token (HTTP ${raw.status} ${code}).`,
+      `The chainmail service at ${baseUrl} refused the token (HTTP ${raw.status} ${code}).`,
       {
         hint: "Check the service token (CHAINMAIL_SERVICE_TOKEN, or the credential's Token) with its operator.",
         details: { upstream: UPSTREAM, status: raw.status, upstream_code: code, field: "CHAINMAIL_SERVICE_TOKEN" },
@@ -87,7 +92,7 @@ async function callService(config: Config, method: "GET" | "POST", path: string,
   const said = error && typeof error.error === "string" ? ` It said: ${error.error.slice(0, 500)}` : "";
   throw new ChainmailError(
     "UPSTREAM_BAD_RESPONSE",
-    `The chainmail service at ${service.baseUrl} answered ${method} ${path.split("?")[0]} with HTTP ${raw.status}.${said}`,
+    `The chainmail service at ${baseUrl} answered ${method} ${path.split("?")[0]} with HTTP ${raw.status}.${said}`,
     {
       hint:
         code === "not_configured"
