@@ -90,6 +90,26 @@ export class Enricher {
       0,
       Math.min(this.settings.budgetMs, (options.deadline ?? Number.POSITIVE_INFINITY) - Date.now()),
     );
+    const { rpc, stop, end } = this.budgeted(ms, signal);
+    const found = new Map<string, Found>();
+    const failures: string[] = [];
+    try {
+      await this.lookUp(records, rpc, stop, found, failures);
+      if (stop.aborted && !signal?.aborted) failures.push(`not all in within ${ms} ms`);
+    } finally {
+      end();
+    }
+    if (failures.length) {
+      this.logger?.warn(
+        { failures: failures.length, first: failures[0] },
+        "some token details could not be read; those values are left empty",
+      );
+    }
+    return records.map((record) => this.detailsOfOne(record, found));
+  }
+
+  /** A JSON-RPC client whose calls all stop when `ms` have passed (or the caller's signal fires). */
+  private budgeted(ms: number, signal: AbortSignal | undefined) {
     const { rpc: r } = this.settings;
     const budget = new AbortController();
     // The host's timer (the pool's wait): a workflow host's bundle starts none of its own.
@@ -107,41 +127,41 @@ export class Enricher {
       throttleBudgetMs: this.settings.budgetMs,
       signal: stop,
     });
-    const found = new Map<string, Found>();
-    const failures: string[] = [];
-    try {
-      const lookups = this.lookupsOf(records);
-      const cached = await this.cache.get([...lookups.keys()]).catch(() => new Map<string, unknown>());
-      for (const [key, value] of cached) found.set(key, value as Found);
-      const todo = [...lookups.values()].filter((l) => !found.has(l.key));
-      const fresh = new Map<string, Found>();
-      const work = runAtOnce(todo, AT_ONCE, stop, async (lookup) => {
-        try {
-          const value = (await lookup.run(rpc, stop)) as Found | undefined;
-          // undefined: no answer (a failure said so); it is not kept, so it is asked again next time.
-          if (value === undefined) return;
-          found.set(lookup.key, value);
-          fresh.set(lookup.key, value);
-        } catch (err) {
-          if (!stop.aborted) failures.push(`${lookup.key}: ${err instanceof Error ? err.message : String(err)}`);
-        }
-      });
-      await Promise.race([work, abortedPromise(stop)]);
-      if (stop.aborted && !signal?.aborted) failures.push(`not all in within ${ms} ms`);
-      await this.cache.put(fresh).catch((err: unknown) => {
-        failures.push(`keeping them: ${err instanceof Error ? err.message : String(err)}`);
-      });
-    } finally {
+    const end = () => {
       ended.abort();
       budget.abort();
-    }
-    if (failures.length) {
-      this.logger?.warn(
-        { failures: failures.length, first: failures[0] },
-        "some token details could not be read; those values are left empty",
-      );
-    }
-    return records.map((record) => this.detailsOfOne(record, found));
+    };
+    return { rpc, stop, end };
+  }
+
+  /** Fills `found` from the cache, then from the chain and the metadata (kept for next time); failures noted. */
+  private async lookUp(
+    records: readonly TransactionRecord[],
+    rpc: RpcClient,
+    stop: AbortSignal,
+    found: Map<string, Found>,
+    failures: string[],
+  ): Promise<void> {
+    const lookups = this.lookupsOf(records);
+    const cached = await this.cache.get([...lookups.keys()]).catch(() => new Map<string, unknown>());
+    for (const [key, value] of cached) found.set(key, value as Found);
+    const todo = [...lookups.values()].filter((l) => !found.has(l.key));
+    const fresh = new Map<string, Found>();
+    const work = runAtOnce(todo, AT_ONCE, stop, async (lookup) => {
+      try {
+        const value = (await lookup.run(rpc, stop)) as Found | undefined;
+        // undefined: no answer (a failure said so); it is not kept, so it is asked again next time.
+        if (value === undefined) return;
+        found.set(lookup.key, value);
+        fresh.set(lookup.key, value);
+      } catch (err) {
+        if (!stop.aborted) failures.push(`${lookup.key}: ${err instanceof Error ? err.message : String(err)}`);
+      }
+    });
+    await Promise.race([work, abortedPromise(stop)]);
+    await this.cache.put(fresh).catch((err: unknown) => {
+      failures.push(`keeping them: ${err instanceof Error ? err.message : String(err)}`);
+    });
   }
 
   /** A poll's lookups: every call made with it shares one budget, from now. */
