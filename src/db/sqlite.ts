@@ -158,6 +158,8 @@ class SqliteStatements implements Sql {
     this.execSync(script);
   }
 
+  // Long on purpose: the index's one write path (every record goes through these loops); its locals are bound
+  // once per call, not per row.
   async insertMany(
     table: string,
     columns: readonly string[],
@@ -166,8 +168,7 @@ class SqliteStatements implements Sql {
   ): Promise<number> {
     if (rows.length === 0) return 0;
     const names = columns.map(identifier);
-    // Long on purpose: the index's one write path (every record goes through these loops); its locals are bound
-    // once per call, not per row. Prepared statements of up to ROWS_AT_ONCE rows (the rest one row at a time), their parameters positional from one
+    // Prepared statements of up to ROWS_AT_ONCE rows (the rest one row at a time), their parameters positional from one
     // array refilled per statement: a row costs one bind of each value and a share of one call into the driver
     // (named parameters cost an object per row and a lookup each). SQLite inserts the rows of a VALUES list one
     // after the other, conflicts included, as it does separate statements.

@@ -194,6 +194,8 @@ class Indexer {
   private unknownLogs = 0;
   private noted = { head: -1, at: 0 };
 
+  // Long on purpose: the one place the run's parts are built and wired to each other (client, fetcher, decoder,
+  // pricing, verifier, reader), in the order they depend on each other; each line is one part.
   constructor(
     private readonly options: IndexChainOptions,
     private readonly store: IndexStore,

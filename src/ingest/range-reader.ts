@@ -48,6 +48,9 @@ export class RangeReader {
   /**
    * Reads `[from, to]` with the chain's head at `head` (blocks near it are checked one by one); `sparse`: the
    * planner expects few logs there (a full bloom at its end then says otherwise before the logs are asked for).
+   *
+   * Long on purpose: the steps of one read in the order the completeness rules need them (headers, logs, checks,
+   * verification, timestamps), each a call; split, the order would be spread over several places.
    */
   async read(from: number, to: number, head: number, sparse = false): Promise<ReadFact> {
     // Near the head, the blocks' headers come first: logs of another block than these name were read across a

@@ -160,29 +160,7 @@ export = function register(RED: NodeAPI) {
     function ChainmailNode(this: RuntimeNode, def: NodeDef & { config?: string; suppressions?: boolean }) {
       RED.nodes.createNode(this, def);
       this.on("input", async (msg: NodeMessage, send, done) => {
-        this.status({ fill: "blue", shape: "dot", text: "running" });
-        const { env, secrets } = settingsOf(def.config);
-        let output: Record<string, unknown>;
-        try {
-          const ctx: RunContext = { config: configOf(env) };
-          // email-send: recipients on the chainmail service's suppression list are answered `suppressed`, not sent.
-          if (definition === emailSend && def.suppressions === true) ctx.suppressions = serviceSuppressions(ctx.config);
-          output = await runNodeWith(definition, msg.payload, ctx);
-        } catch (error) {
-          output = { error: toErrorPayload(error) };
-        }
-        const messages = ports.map((port, i) => {
-          if (!Object.hasOwn(output, port)) return null;
-          const value = withExactStrings(output[port]);
-          return { ...(i === 0 ? msg : RED.util.cloneMessage(msg)), payload: value };
-        });
-        send(messages);
-        const error = output.error as { error: string; details: { code: string } } | undefined;
-        if (error) {
-          this.status(errorStatus(error.details.code));
-          // Logged as the node's warning: the message says what to fix; a secret never reaches it.
-          this.warn(scrub(error.error, secrets));
-        } else this.status({ fill: "green", shape: "dot", text: summary(output) });
+        await runOnInput(RED, this, definition, ports, settingsOf(def.config), def.suppressions === true, msg, send);
         done();
       });
     }
@@ -199,6 +177,42 @@ export = function register(RED: NodeAPI) {
     startMailEvents(RED, this, def, () => settingsOf(def.config), configOf);
   });
 };
+
+/** One input message through a node: its output ports as messages, its status, a warning naming no secret. */
+async function runOnInput(
+  RED: NodeAPI,
+  node: RuntimeNode,
+  definition: AnyNode,
+  ports: string[],
+  settings: { env: Record<string, string>; secrets: string[] },
+  useSuppressions: boolean,
+  msg: NodeMessage,
+  send: (messages: (NodeMessage | null)[]) => void,
+): Promise<void> {
+  node.status({ fill: "blue", shape: "dot", text: "running" });
+  const { env, secrets } = settings;
+  let output: Record<string, unknown>;
+  try {
+    const ctx: RunContext = { config: hostConfig(env, pool) };
+    // email-send: recipients on the chainmail service's suppression list are answered `suppressed`, not sent.
+    if (definition === emailSend && useSuppressions) ctx.suppressions = serviceSuppressions(ctx.config);
+    output = await runNodeWith(definition, msg.payload, ctx);
+  } catch (error) {
+    output = { error: toErrorPayload(error) };
+  }
+  const messages = ports.map((port, i) => {
+    if (!Object.hasOwn(output, port)) return null;
+    const value = withExactStrings(output[port]);
+    return { ...(i === 0 ? msg : RED.util.cloneMessage(msg)), payload: value };
+  });
+  send(messages);
+  const error = output.error as { error: string; details: { code: string } } | undefined;
+  if (error) {
+    node.status(errorStatus(error.details.code));
+    // Logged as the node's warning: the message says what to fix; a secret never reaches it.
+    node.warn(scrub(error.error, secrets));
+  } else node.status({ fill: "green", shape: "dot", text: summary(output) });
+}
 
 /** The status of a successful run: records or messages. */
 function summary(output: Record<string, unknown>): string {
@@ -260,37 +274,11 @@ function startActivity(
   settings: () => { env: Record<string, string>; secrets: string[] },
   configOf: (env: Record<string, string>) => Config,
 ) {
-  const types = (def.types ?? "all")
-    .split(",")
-    .map((t) => t.trim())
-    .filter(Boolean);
-  const kind = def.kind === "token" || def.kind === "chain" ? def.kind : "contract";
-  const target: ActivityTarget =
-    kind === "chain"
-      ? { kind, type: types, start_block: Number(def.startBlock ?? 0) }
-      : kind === "token"
-        ? { kind, contract_address: def.contractAddress ?? "", token_id: String(def.tokenId ?? ""), type: types }
-        : { kind, contract_address: def.contractAddress ?? "", type: types };
-  const dir = join(RED.settings.userDir ?? ".", "chainmail-activity");
-  const file = join(dir, `${node.id}.json`);
-  const read = (): ActivityCursor | undefined => {
-    try {
-      return JSON.parse(readFileSync(file, "utf8")) as ActivityCursor;
-    } catch {
-      return undefined;
-    }
-  };
-  const write = (cursor: ActivityCursor) => {
-    mkdirSync(dir, { recursive: true });
-    writeFileSync(`${file}.tmp`, JSON.stringify(cursor));
-    renameSync(`${file}.tmp`, file);
-  };
-  const intervalMs = pollInterval(def.interval);
-  let timer: NodeJS.Timeout | undefined;
-  let closed = false;
-  let filter: RecordFilter;
+  const target = activityTargetOf(def);
+  const cursor = cursorFile<ActivityCursor>(RED, "chainmail-activity", node);
   // Token details kept between this node's polls.
   let cache: EnrichmentCache | undefined;
+  let filter: RecordFilter;
   try {
     filter = activityFilter(def);
   } catch (error) {
@@ -303,7 +291,8 @@ function startActivity(
     const { env, secrets } = settings();
     try {
       const config = configOf(env);
-      const { records, cursor } = await pollActivity(target, read(), { config }, { filter });
+      const polled = await pollActivity(target, cursor.read(), { config }, { filter });
+      const { records } = polled;
       // Node-RED runs in a process of its own: the guarded fetch checks every resolved address too.
       cache ??= detailsCache(config);
       const details = (await activityDetails(config, cache, guardedGet)?.(records)) ?? [];
@@ -313,25 +302,54 @@ function startActivity(
         const extra = found && Object.keys(found).length ? { token_details: found } : {};
         node.send({ payload: withExactStrings(record), topic: target.kind, ...extra });
       });
-      write(cursor);
-      node.status({
-        fill: "green",
-        shape: "dot",
-        text: `${records.length} new · ${new Date().toISOString().slice(11, 19)}`,
-      });
+      cursor.write(polled.cursor);
+      node.status(polledStatus(records.length));
     } catch (error) {
       const payload = error instanceof PageError ? error.payload : toErrorPayload(error);
       node.status(errorStatus(payload.details.code));
       node.warn(scrub(payload.error, secrets));
     }
-    if (!closed) timer = setTimeout(poll, intervalMs);
+    return false;
   };
-  timer = setTimeout(poll, 0);
+  everyInterval(node, pollInterval(def.interval), poll, cursor.remove);
+}
+
+/** What the activity node follows, from its fields. */
+function activityTargetOf(def: ActivityDef): ActivityTarget {
+  const types = (def.types ?? "all")
+    .split(",")
+    .map((t) => t.trim())
+    .filter(Boolean);
+  const kind = def.kind === "token" || def.kind === "chain" ? def.kind : "contract";
+  return kind === "chain"
+    ? { kind, type: types, start_block: Number(def.startBlock ?? 0) }
+    : kind === "token"
+      ? { kind, contract_address: def.contractAddress ?? "", token_id: String(def.tokenId ?? ""), type: types }
+      : { kind, contract_address: def.contractAddress ?? "", type: types };
+}
+
+const polledStatus = (count: number) => ({
+  fill: "green" as const,
+  shape: "dot" as const,
+  text: `${count} new · ${new Date().toISOString().slice(11, 19)}`,
+});
+
+/**
+ * Runs `poll` at once, then every `intervalMs` (at once again when it answers true) until the node closes. A node
+ * deleted from the flow forgets its cursor (`onRemoved`); a restart or a redeploy keeps it.
+ */
+function everyInterval(node: RuntimeNode, intervalMs: number, poll: () => Promise<boolean>, onRemoved: () => void) {
+  let timer: NodeJS.Timeout | undefined;
+  let closed = false;
+  const run = async () => {
+    const again = await poll();
+    if (!closed) timer = setTimeout(run, again ? 0 : intervalMs);
+  };
+  timer = setTimeout(run, 0);
   node.on("close", (removed: boolean, done: () => void) => {
     closed = true;
     clearTimeout(timer);
-    // A node deleted from the flow forgets its cursor; a restart or a redeploy keeps it.
-    if (removed) rmSync(file, { force: true });
+    if (removed) onRemoved();
     done();
   });
 }
@@ -386,9 +404,6 @@ function startMailEvents(
     return;
   }
   const cursor = cursorFile<MailEventCursor>(RED, "chainmail-mail-events", node);
-  const intervalMs = pollInterval(def.interval);
-  let timer: NodeJS.Timeout | undefined;
-  let closed = false;
   const poll = async () => {
     const { env, secrets } = settings();
     let full = false;
@@ -398,24 +413,13 @@ function startMailEvents(
       cursor.write(polled.cursor);
       // A full poll leaves events behind: the next one goes at once.
       full = polled.events.length >= MAX_EVENTS_PER_POLL;
-      node.status({
-        fill: "green",
-        shape: "dot",
-        text: `${polled.events.length} new · ${new Date().toISOString().slice(11, 19)}`,
-      });
+      node.status(polledStatus(polled.events.length));
     } catch (error) {
       const payload = toErrorPayload(error);
       node.status(errorStatus(payload.details.code));
       node.warn(scrub(payload.error, secrets));
     }
-    if (!closed) timer = setTimeout(poll, full ? 0 : intervalMs);
+    return full;
   };
-  timer = setTimeout(poll, 0);
-  node.on("close", (removed: boolean, done: () => void) => {
-    closed = true;
-    clearTimeout(timer);
-    // A node deleted from the flow forgets its cursor; a restart or a redeploy keeps it.
-    if (removed) cursor.remove();
-    done();
-  });
+  everyInterval(node, pollInterval(def.interval), poll, cursor.remove);
 }

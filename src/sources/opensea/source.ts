@@ -115,13 +115,9 @@ async function scan(
     previous = decoded.previous;
   }
   const walk = walkOf(ctx, fingerprint);
-  const call: OpenSeaCall = {
-    path: scope.path,
-    apiKey: params.api_key,
-    node: scope.node,
-    notFound: scope.notFound,
-    query: { event_type: eventTypesOf(kinds), limit: paging.page_size, next: cursor },
-  };
+  const { path, node, notFound } = scope;
+  const query = { event_type: eventTypesOf(kinds), limit: paging.page_size, next: cursor };
+  const call: OpenSeaCall = { path, apiKey: params.api_key, node, notFound, query };
   for (let scanned = 1; ; scanned++) {
     const answer = await getOpenSea({ ...call, query: { ...call.query, next: cursor } }, ctx);
     if (answer.error) return refuse(answer.error, answer.response);

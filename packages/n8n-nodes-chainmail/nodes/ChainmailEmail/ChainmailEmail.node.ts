@@ -143,27 +143,8 @@ export class ChainmailEmail implements INodeType {
     const messagesFrom = this.getNodeParameter("messagesFrom", 0) as string;
     const out: INodeExecutionData[] = [];
 
-    /** One batch: its results paired with the items they came from. */
-    const send = async (request: Record<string, unknown>, pairs: number[], at: number) => {
-      const options = this.getNodeParameter("options", at, {}) as { sandboxMode?: boolean; rawOutput?: boolean };
-      if (options.sandboxMode) request.SandboxMode = true;
-      const output = (await runNodeWith(emailSend, { request }, ctx)) as Output;
-      const results = output["messages sent"]?.Messages;
-      if (results) {
-        // Every message has its result (a failed one says whether it was surely not sent): nothing is thrown, so
-        // that no retry of this node sends a message twice. A failure of the batch shows on each failed message.
-        if (options.rawOutput)
-          out.push(item({ "messages sent": output["messages sent"], response: output.response }, at));
-        else for (const [m, result] of results.entries()) out.push(item(result, pairs[m] ?? at));
-        return;
-      }
-      const error = output.error ?? {
-        error: "chainmail gave neither results nor an error",
-        details: { code: "internal" },
-      };
-      if (!this.continueOnFail()) throw nodeError(this, error, at);
-      for (const pair of new Set(pairs.length ? pairs : [at])) out.push(errorItem(error, pair));
-    };
+    const send = (request: Record<string, unknown>, pairs: number[], at: number) =>
+      sendBatch(this, ctx, out, request, pairs, at);
 
     if (messagesFrom === "items") {
       if (items.length === 0) return [out];
@@ -175,22 +156,13 @@ export class ChainmailEmail implements INodeType {
       return [out];
     }
     for (let i = 0; i < items.length; i++) {
-      const given = this.getNodeParameter("request", i);
-      let request: unknown = given;
-      if (typeof given === "string") {
-        try {
-          request = parseJson(given);
-        } catch {
-          const error: ErrorPayload = {
-            error: "The Request parameter is not valid JSON.",
-            details: { code: "invalid_input", field: "request" },
-          };
-          if (!this.continueOnFail()) throw nodeError(this, error, i);
-          out.push(errorItem(error, i));
-          continue;
-        }
+      const read = requestOf(this.getNodeParameter("request", i));
+      if ("error" in read) {
+        if (!this.continueOnFail()) throw nodeError(this, read.error, i);
+        out.push(errorItem(read.error, i));
+        continue;
       }
-      const body = Array.isArray(request) ? { Messages: request } : (request as Record<string, unknown>);
+      const { body } = read;
       const count = Array.isArray(body?.Messages) ? body.Messages.length : 0;
       await send(
         { ...body },
@@ -200,4 +172,50 @@ export class ChainmailEmail implements INodeType {
     }
     return [out];
   }
+}
+
+/** The Request parameter as a request body (an array: its Messages), or the error of one that is not JSON. */
+function requestOf(given: unknown): { body: Record<string, unknown> } | { error: ErrorPayload } {
+  let request: unknown = given;
+  if (typeof given === "string") {
+    try {
+      request = parseJson(given);
+    } catch {
+      return {
+        error: {
+          error: "The Request parameter is not valid JSON.",
+          details: { code: "invalid_input", field: "request" },
+        },
+      };
+    }
+  }
+  return { body: Array.isArray(request) ? { Messages: request } : (request as Record<string, unknown>) };
+}
+
+/** One batch: its results paired with the items they came from. */
+async function sendBatch(
+  fns: IExecuteFunctions,
+  ctx: RunContext,
+  out: INodeExecutionData[],
+  request: Record<string, unknown>,
+  pairs: number[],
+  at: number,
+): Promise<void> {
+  const options = fns.getNodeParameter("options", at, {}) as { sandboxMode?: boolean; rawOutput?: boolean };
+  if (options.sandboxMode) request.SandboxMode = true;
+  const output = (await runNodeWith(emailSend, { request }, ctx)) as Output;
+  const results = output["messages sent"]?.Messages;
+  if (results) {
+    // Every message has its result (a failed one says whether it was surely not sent): nothing is thrown, so
+    // that no retry of this node sends a message twice. A failure of the batch shows on each failed message.
+    if (options.rawOutput) out.push(item({ "messages sent": output["messages sent"], response: output.response }, at));
+    else for (const [m, result] of results.entries()) out.push(item(result, pairs[m] ?? at));
+    return;
+  }
+  const error = output.error ?? {
+    error: "chainmail gave neither results nor an error",
+    details: { code: "internal" },
+  };
+  if (!fns.continueOnFail()) throw nodeError(fns, error, at);
+  for (const pair of new Set(pairs.length ? pairs : [at])) out.push(errorItem(error, pair));
 }
