@@ -63,19 +63,19 @@ export default async function bench(): Promise<void> {
   }
 }
 
-function summary(latencies: number[]) {
+export function summary(latencies: number[]) {
   const sorted = [...latencies].sort((a, b) => a - b);
   const at = (q: number) => sorted[Math.min(sorted.length - 1, Math.ceil(q * sorted.length) - 1)]!;
   return { p50: at(0.5), p99: at(0.99), max: sorted.at(-1)! };
 }
 
-const loadText = () =>
+export const loadText = () =>
   loadavg()
     .map((l) => l.toFixed(2))
     .join(" ");
 
 /** When this process was told of each block (anvil's newHeads), and each block's timestamp. */
-async function followHeads(rpcUrl: string) {
+export async function followHeads(rpcUrl: string) {
   const seen = new Map<number, { at: number; timestamp: number }>();
   const socket = new WebSocket(rpcUrl.replace(/^http/, "ws"));
   await new Promise<void>((ok, fail) => {
@@ -115,7 +115,7 @@ function nudgeIdleChain(rpcUrl: string, heads: Awaited<ReturnType<typeof followH
 }
 
 /** A child process of the command line; its stdout lines, awaitable. */
-function cli(args: string[], env: Record<string, string>) {
+export function cli(args: string[], env: Record<string, string>) {
   const child: ChildProcess = spawn(process.execPath, [CLI, ...args], {
     env: { ...process.env, ...env },
     stdio: ["ignore", "pipe", "pipe"],
@@ -216,7 +216,7 @@ async function runOnce(
 }
 
 /** Until the index at `db` holds block `head` (the index process has caught up with the chain as it was). */
-async function caughtUp(db: string, head: number): Promise<void> {
+export async function caughtUp(db: string, head: number): Promise<void> {
   for (let waited = 0; waited < 120_000; waited += 100) {
     try {
       const store = await IndexStore.openForReading(db);
