@@ -130,8 +130,9 @@ export function cli(args: string[], env: Record<string, string>) {
   });
   const exited = new Promise<void>((ok) => child.once("exit", () => ok()));
   return {
-    printed: async (text: string) => {
-      for (let waited = 0; !out.includes(text); waited += 20) {
+    /** Until stdout holds `text` (`times` times). */
+    printed: async (text: string, times = 1) => {
+      for (let waited = 0; out.split(text).length - 1 < times; waited += 20) {
         if (waited > 60_000 || child.exitCode !== null) throw new Error(`${args[0]}: no "${text}"; stderr: ${err}`);
         await sleep(20);
       }

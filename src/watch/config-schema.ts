@@ -217,7 +217,7 @@ export const WatchConfigSchema = Type.Object(
       Type.Number({ minimum: 0.01, maximum: 1000, description: "OpenSea calls per second across rules; default 1" }),
     ),
     from: Type.Optional(Recipient),
-    rules: Type.Array(WatchRule, { minItems: 1, maxItems: 200 }),
+    rules: Type.Array(WatchRule, { minItems: 1, maxItems: 1_000 }),
   },
   { ...strict, title: "chainmail watch configuration" },
 );
