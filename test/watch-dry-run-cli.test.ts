@@ -118,6 +118,17 @@ describe("chainmail watch --dry-run", () => {
     expect(await listOutbox(w.outbox)).toEqual([]);
   });
 
+  it("shows a scheduled digest due now, named by its records, not by a slot of 1970", async () => {
+    const scheduled = { ...rule("daily", CONTRACT), mode: "digest", digest: { at: "08:00", timezone: "Europe/Paris" } };
+    const w = setup("scheduled", { source: "nftport", rules: [scheduled] });
+    const dry = await w.run("--dry-run");
+    expect(dry.code, dry.stderr).toBe(0);
+    const emails = dry.stdout.trim().split("\n");
+    expect(emails).toHaveLength(1);
+    expect(emails[0]).toContain("cw.daily.");
+    expect(emails[0]).not.toContain("1970");
+  });
+
   it("warns, as the real watch does, when the own index has not seen the chain yet (no index at all)", async () => {
     const w = setup("no-index", { source: "index", rules: [rule("sales", CONTRACT)] });
     const dry = await w.run("--dry-run");

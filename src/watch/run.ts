@@ -399,9 +399,10 @@ export class WatchRun {
     const now = Date.now();
     const byCount = rule.digest?.records !== undefined && queued.length >= rule.digest.records;
     const byTime = rule.digest?.minutes !== undefined && now - since >= rule.digest.minutes * 60_000;
-    // A schedule: the records wait for the first slot after the first of them came (none on record: due now).
+    // A schedule: the records wait for the first slot after the first of them came (none on record, or a dry run's
+    // 0: due now, named by its records rather than by a slot of 1970).
     const slot =
-      rule.digest?.at !== undefined && state?.digestSince !== undefined
+      rule.digest?.at !== undefined && state?.digestSince
         ? nextSlot(scheduleOf(rule.digest), state.digestSince)
         : undefined;
     const bySlot = rule.digest?.at !== undefined && (slot === undefined || slot <= now);
