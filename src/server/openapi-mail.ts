@@ -1,7 +1,7 @@
 /** The mail routes of the OpenAPI document: delivery events in, the event feed, suppressions, message states. */
 import { MAX_FEED_LIMIT, MAX_LOOKUP_EMAILS } from "../mail/feed.js";
 import { EventFeedPage, MailjetEventBody, MailjetEventKinds, MessageStatus, Suppression } from "../schemas/mail.js";
-import { type DocumentParts, documentSchema, type Json, json } from "./openapi-parts.js";
+import { bearerSecurity, type DocumentParts, documentSchema, type Json, json } from "./openapi-parts.js";
 
 const tokenParameter = {
   name: "token",
@@ -127,7 +127,7 @@ function eventFeedPath({ schemas, errorOnly, notHttp, auth }: DocumentParts, ref
         "page (none: from the first event), and again at once while `more` is true. Events past the 100 kept " +
         "per message still move its state but are not in the feed.",
       tags: ["mail"],
-      security: auth ? [{ bearer: [] }] : [{}, { bearer: [] }],
+      security: bearerSecurity(auth),
       parameters: [
         {
           name: "after",
@@ -191,7 +191,7 @@ function suppressionLookupPath({ schemas, errorOnly, notHttp, auth }: DocumentPa
         "What the workflow packages' email-send asks before a batch (they keep no store of their own): the " +
         "recipients found are answered per message with the error `suppressed` and not sent to.",
       tags: ["mail"],
-      security: auth ? [{ bearer: [] }] : [{}, { bearer: [] }],
+      security: bearerSecurity(auth),
       requestBody: {
         required: true,
         ...json(LOOKUP_REQUEST, "The sender and the recipients"),
@@ -226,7 +226,7 @@ function messagePath({ schemas, errorOnly, notHttp, auth }: DocumentParts, refus
       operationId: "messageStatus",
       summary: "A message's state and events, by MessageID, MessageUUID or CustomID",
       tags: ["mail"],
-      security: auth ? [{ bearer: [] }] : [{}, { bearer: [] }],
+      security: bearerSecurity(auth),
       parameters: [
         {
           name: "id",

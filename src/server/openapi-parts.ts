@@ -44,3 +44,6 @@ export interface DocumentParts {
   /** Whether the node routes require a bearer token. */
   auth: boolean;
 }
+
+/** The security of a route behind bearer tokens: without CHAINMAIL_TOKENS it is open too, a token then optional (and not checked). */
+export const bearerSecurity = (auth: boolean) => (auth ? [{ bearer: [] }] : [{}, { bearer: [] }]);

@@ -13,7 +13,7 @@ import { nftSourceChoices } from "../sources/catalog.js";
 import { mailTransportChoices } from "../transports/catalog.js";
 import { BIGINT_FORMS, BIGINT_PARAMETER } from "./integers.js";
 import { mailPaths } from "./openapi-mail.js";
-import { documentSchema, type Json, json } from "./openapi-parts.js";
+import { bearerSecurity, documentSchema, type Json, json } from "./openapi-parts.js";
 
 export interface OpenApiOptions {
   /** Whether the node routes require `Authorization: Bearer <token>`. */
@@ -121,8 +121,7 @@ function nodePath(node: AnyNode, schemas: Json, errorOnly: Json, options: OpenAp
       summary: node.title,
       description: `${node.description}\n\nVersion group \`${node.version}\`. Success port: \`${node.successPort}\`.`,
       tags: ["nodes"],
-      // Without CHAINMAIL_TOKENS the node routes are open too: a bearer token is then optional (and not checked).
-      security: options.auth ? [{ bearer: [] }] : [{}, { bearer: [] }],
+      security: bearerSecurity(options.auth),
       parameters: [bigintParameter],
       requestBody: { required: true, ...json(input, "The input object") },
       responses: nodeResponses(node, output, errorOnly, options),
