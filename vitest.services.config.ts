@@ -7,7 +7,7 @@ export default defineConfig({
     testTimeout: 60_000,
     hookTimeout: 60_000,
     pool: "forks",
-    // test/services/*.pg.test.ts re-run the index suites with their indexes in PostgreSQL (test/index-backend.ts).
+    // test/services/*.pg.test.ts re-run the index suites with their indexes in PostgreSQL (test/support/index-backend.ts).
     env: { CHAINMAIL_TEST_INDEX_DB: "postgres" },
     passWithNoTests: true,
   },

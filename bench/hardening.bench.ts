@@ -16,7 +16,7 @@ import { request } from "undici";
 import { parseJson } from "../src/core/json.js";
 import { readJsonData } from "../src/core/validate.js";
 import { startServer } from "../src/server/index.js";
-import { testConfig } from "../test/helpers.js";
+import { testConfig } from "../test/support/helpers.js";
 import { startNftport, VALID_KEY } from "../test/upstreams/nftport.js";
 import { CONTRACT_721, standardDataset } from "../test/upstreams/nftport-data.js";
 import { interleaved, loadAverage, median, ratio } from "./measure.js";

@@ -13,7 +13,7 @@ import { createBulkActivity } from "../src/demo/activity.js";
 import { deployAll } from "../src/demo/contracts.js";
 import { startAnvil } from "../src/demo/devchain.js";
 import { indexChain } from "../src/ingest/indexer.js";
-import { scratchDatabase } from "../test/index-backend.js";
+import { scratchDatabase } from "../test/support/index-backend.js";
 import { startJsonRpcProxy } from "../test/upstreams/jsonrpc.js";
 import { measure } from "./measure.js";
 

@@ -22,8 +22,8 @@ import type { RunContext } from "../src/core/node.js";
 import { closeIndexSources, indexSource } from "../src/sources/own-index/source.js";
 import { type ActivityRow, IndexStore } from "../src/sources/own-index/store.js";
 import type { RetrieverOutcome } from "../src/sources/types.js";
-import { CLI } from "../test/helpers.js";
-import { scratchDatabase } from "../test/index-backend.js";
+import { CLI } from "../test/support/helpers.js";
+import { scratchDatabase } from "../test/support/index-backend.js";
 
 const ROWS = Number(process.env.BENCH_INDEX_ROWS ?? 1_000_000);
 /** BENCH_INDEX_REPLICAS=0 leaves out the HTTP service part. */

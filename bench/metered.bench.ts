@@ -27,8 +27,8 @@ import { createActivity, createBulkActivity } from "../src/demo/activity.js";
 import { deployAll } from "../src/demo/contracts.js";
 import { anvilBinary, type DevChain, startAnvil } from "../src/demo/devchain.js";
 import type { ActivityRow } from "../src/sources/own-index/store.js";
-import { allRows } from "../test/faults-chain.js";
-import { address, erc721Transfer, installEmitters, rpcCall, SENDER } from "../test/index-helpers.js";
+import { allRows } from "../test/support/faults-chain.js";
+import { address, erc721Transfer, installEmitters, rpcCall, SENDER } from "../test/support/index-helpers.js";
 import { type Meter, type Metering, startMeteredRpc } from "../test/upstreams/metered.js";
 import { loadAverage } from "./measure.js";
 

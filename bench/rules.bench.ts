@@ -16,7 +16,7 @@ import { mkdirSync, rmSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { setTimeout as sleep } from "node:timers/promises";
 import { listOutbox } from "../src/transports/outbox/store.js";
-import { address, erc721Transfer, installEmitters, startAnvil } from "../test/index-helpers.js";
+import { address, erc721Transfer, installEmitters, startAnvil } from "../test/support/index-helpers.js";
 import { caughtUp, cli, followHeads, loadText, summary } from "./inbox.bench.js";
 
 const RECORDS = Number(process.env.BENCH_RULES_RECORDS ?? 50);

@@ -17,7 +17,7 @@ import { join } from "node:path";
 import { createInterface } from "node:readline";
 import autocannon from "autocannon";
 import { IndexStore } from "../src/sources/own-index/store.js";
-import { scratchDatabase } from "../test/index-backend.js";
+import { scratchDatabase } from "../test/support/index-backend.js";
 import { rng, syntheticRow } from "./index-store.bench.js";
 import { interleaved, loadAverage, median } from "./measure.js";
 

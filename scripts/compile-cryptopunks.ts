@@ -1,5 +1,5 @@
 /**
- * Builds the CryptoPunks market that test/index-cryptopunks.test.ts deploys on anvil: Larva Labs' published
+ * Builds the CryptoPunks market that test/ingest/venues/cryptopunks.test.ts deploys on anvil: Larva Labs' published
  * source (CryptoPunksMarket.sol of github.com/larvalabs/cryptopunks, MIT, the code deployed at 0xb47e…3bbb, bug
  * included), compiled with solc 0.4.26 (its `pragma solidity ^0.4.8`), and written as
  * test/fixtures/cryptopunks/CryptoPunksMarket.json = { contractName, source, compiler, abi, bytecode }. Only that

@@ -1,5 +1,5 @@
 /**
- * Builds the Foundation contracts that test/index-foundation.test.ts deploys on anvil from Foundation's published
+ * Builds the Foundation contracts that test/ingest/venues/foundation.test.ts deploys on anvil from Foundation's published
  * source (github.com/f8n/fnd-protocol, the NFTMarket behind 0xcda7…0b6f, its FETH and treasury), compiled as
  * Foundation's hardhat config does (solc 0.8.17, optimizer 1337 runs) with the OpenZeppelin 4.7.3 and Manifold
  * royalty registry 1.0.9 packages it pins; the royalty registry itself is copied as Manifold built it

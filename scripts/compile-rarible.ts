@@ -1,5 +1,5 @@
 /**
- * Builds the Rarible contracts that test/index-rarible.test.ts deploys on anvil from Rarible's published source
+ * Builds the Rarible contracts that test/ingest/venues/rarible.test.ts deploys on anvil from Rarible's published source
  * (github.com/rarible/protocol-contracts, the monorepo whose `projects/` hold the `@rarible/*` packages):
  * ExchangeV2 (the implementation behind 0x9757…8cd6), its transfer proxies, the royalties registry and Rarible's
  * ERC-721 token with lazy minting. Compiled as Rarible's hardhat config does (solc 0.7.6, optimizer 200 runs), with

@@ -1,5 +1,5 @@
 /**
- * Copies the Rarible v1 exchange that test/index-rarible.test.ts deploys on anvil out of the compiled artifacts
+ * Copies the Rarible v1 exchange that test/ingest/venues/rarible.test.ts deploys on anvil out of the compiled artifacts
  * Rarible keeps in github.com/rarible/protocol-contracts (projects/deploy/build/contracts, Truffle builds of
  * ExchangeV1, the contract behind 0xcd4e…5b06, with solc 0.5.17) together with the state and order-holder
  * contracts it is built with. Each is written as test/fixtures/rarible/<Name>.json = { contractName, source,

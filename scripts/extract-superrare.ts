@@ -1,5 +1,5 @@
 /**
- * Copies the SuperRare contracts that test/index-superrare.test.ts deploys on anvil out of the build files SuperRare
+ * Copies the SuperRare contracts that test/ingest/venues/superrare.test.ts deploys on anvil out of the build files SuperRare
  * publishes in github.com/superrare/pixura-contracts (contracts/build and contracts/abis: ABI and compiled
  * bytecode of the contracts behind SuperRare's mainnet markets): the original SuperRare token with its own market
  * (0x41a3…850d), SuperRareMarketAuctionV2 (0x65b4…5e2c), SuperRareAuctionHouse (0x8c9f…e656) and the settings and

@@ -1,5 +1,5 @@
 /**
- * Copies the Zora contracts that test/index-zora.test.ts deploys on anvil out of the packages Zora publishes on npm,
+ * Copies the Zora contracts that test/ingest/venues/zora.test.ts deploys on anvil out of the packages Zora publishes on npm,
  * compiled as Zora built them: the v3 modules and their plumbing from `@zoralabs/v3` (dist/artifacts) and the
  * Auction House from `@zoralabs/auction-house` (dist/artifacts). Each is written as
  * test/fixtures/zora/<Name>.json = { contractName, source, abi, bytecode }; only those JSON files are committed.

@@ -14,9 +14,9 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { promisify } from "node:util";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { type Anvil, address, erc721Transfer, installEmitters, startAnvil } from "../index-helpers.js";
-import { call } from "../server-helpers.js";
 import { type DocBlock, extractBlocks } from "../support/docs-blocks.js";
+import { type Anvil, address, erc721Transfer, installEmitters, startAnvil } from "../support/index-helpers.js";
+import { call } from "../support/server-helpers.js";
 
 const run = promisify(execFile);
 const root = join(import.meta.dirname, "..", "..");

@@ -1,2 +1,2 @@
-/** test/index-cli.test.ts against PostgreSQL (the services config sets CHAINMAIL_TEST_INDEX_DB=postgres). */
-import "../index-cli.test.js";
+/** test/ingest/cli.test.ts against PostgreSQL (the services config sets CHAINMAIL_TEST_INDEX_DB=postgres). */
+import "../ingest/cli.test.js";

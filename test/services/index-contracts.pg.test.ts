@@ -1,2 +1,2 @@
-/** test/index-contracts.test.ts against PostgreSQL (the services config sets CHAINMAIL_TEST_INDEX_DB=postgres). */
-import "../index-contracts.test.js";
+/** test/ingest/contracts.test.ts against PostgreSQL (the services config sets CHAINMAIL_TEST_INDEX_DB=postgres). */
+import "../ingest/contracts.test.js";

@@ -1,2 +1,2 @@
-/** test/index-cryptopunks.test.ts against PostgreSQL (the services config sets CHAINMAIL_TEST_INDEX_DB=postgres). */
-import "../index-cryptopunks.test.js";
+/** test/ingest/venues/cryptopunks.test.ts against PostgreSQL (the services config sets CHAINMAIL_TEST_INDEX_DB=postgres). */
+import "../ingest/venues/cryptopunks.test.js";

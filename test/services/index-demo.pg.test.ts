@@ -1,2 +1,2 @@
-/** test/index-demo.test.ts against PostgreSQL (the services config sets CHAINMAIL_TEST_INDEX_DB=postgres). */
-import "../index-demo.test.js";
+/** test/ingest/demo.test.ts against PostgreSQL (the services config sets CHAINMAIL_TEST_INDEX_DB=postgres). */
+import "../ingest/demo.test.js";

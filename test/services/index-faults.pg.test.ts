@@ -1,2 +1,2 @@
-/** test/index-faults.test.ts against PostgreSQL (the services config sets CHAINMAIL_TEST_INDEX_DB=postgres). */
-import "../index-faults.test.js";
+/** test/ingest/faults.test.ts against PostgreSQL (the services config sets CHAINMAIL_TEST_INDEX_DB=postgres). */
+import "../ingest/faults.test.js";

@@ -1,2 +1,2 @@
-/** test/index-mainnet.test.ts against PostgreSQL (the services config sets CHAINMAIL_TEST_INDEX_DB=postgres). */
-import "../index-mainnet.test.js";
+/** test/ingest/mainnet.test.ts against PostgreSQL (the services config sets CHAINMAIL_TEST_INDEX_DB=postgres). */
+import "../ingest/mainnet.test.js";

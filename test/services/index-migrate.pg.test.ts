@@ -1,2 +1,2 @@
-/** test/index-migrate.test.ts against PostgreSQL: an SQLite index moved into PostgreSQL. */
-import "../index-migrate.test.js";
+/** test/sources/own-index/migrate.test.ts against PostgreSQL: an SQLite index moved into PostgreSQL. */
+import "../sources/own-index/migrate.test.js";

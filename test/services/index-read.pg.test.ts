@@ -1,2 +1,2 @@
-/** test/index-read.test.ts against PostgreSQL (the services config sets CHAINMAIL_TEST_INDEX_DB=postgres). */
-import "../index-read.test.js";
+/** test/sources/own-index/read.test.ts against PostgreSQL (the services config sets CHAINMAIL_TEST_INDEX_DB=postgres). */
+import "../sources/own-index/read.test.js";

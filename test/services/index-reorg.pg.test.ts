@@ -1,2 +1,2 @@
-/** test/index-reorg.test.ts against PostgreSQL (the services config sets CHAINMAIL_TEST_INDEX_DB=postgres). */
-import "../index-reorg.test.js";
+/** test/ingest/reorg.test.ts against PostgreSQL (the services config sets CHAINMAIL_TEST_INDEX_DB=postgres). */
+import "../ingest/reorg.test.js";

@@ -1,2 +1,2 @@
-/** test/index-writers.test.ts against PostgreSQL: writer takeover and service replicas on one PostgreSQL index. */
-import "../index-writers.test.js";
+/** test/ingest/writers.test.ts against PostgreSQL: writer takeover and service replicas on one PostgreSQL index. */
+import "../ingest/writers.test.js";

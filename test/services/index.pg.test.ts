@@ -1,2 +1,2 @@
-/** test/index.test.ts against PostgreSQL (the services config sets CHAINMAIL_TEST_INDEX_DB=postgres). */
-import "../index.test.js";
+/** test/ingest/index.test.ts against PostgreSQL (the services config sets CHAINMAIL_TEST_INDEX_DB=postgres). */
+import "../ingest/index.test.js";

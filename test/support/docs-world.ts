@@ -23,13 +23,13 @@ import { promisify } from "node:util";
 import { createActivity } from "../../src/demo/activity.js";
 import { deployAll } from "../../src/demo/contracts.js";
 import { type DevChain, startAnvil } from "../../src/demo/devchain.js";
-import { scratchDatabase } from "../index-backend.js";
 import { API_KEY as MAILJET_KEY, SECRET_KEY as MAILJET_SECRET, startMailjet } from "../upstreams/mailjet.js";
 import { VALID_KEY as NFTPORT_KEY, startNftport } from "../upstreams/nftport.js";
 import { standardDataset } from "../upstreams/nftport-data.js";
 import { OPENSEA_KEY, startOpenSea } from "../upstreams/opensea.js";
 import { openseaDataset } from "../upstreams/opensea-data.js";
 import { SMTP_PASSWORD, SMTP_USER, startSmtp } from "../upstreams/smtp.js";
+import { scratchDatabase } from "./index-backend.js";
 
 const run = promisify(execFile);
 export const REPO = join(import.meta.dirname, "..", "..");

@@ -9,7 +9,7 @@ import { join } from "node:path";
 import { startServer } from "../../src/server/index.js";
 import { closeIndexSources } from "../../src/sources/own-index/source.js";
 import { IndexStore } from "../../src/sources/own-index/store.js";
-import { testConfig } from "../helpers.js";
+import { testConfig } from "../support/helpers.js";
 import { OPENSEA_KEY } from "../upstreams/opensea.js";
 import { BAYC } from "../upstreams/opensea-data.js";
 

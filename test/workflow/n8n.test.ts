@@ -15,7 +15,7 @@ import { withExactStrings } from "../../src/core/json.js";
 import { records } from "../../src/core/paginate.js";
 import { nftTransactionsByContract } from "../../src/nodes/index.js";
 import { type RunningServer, startServer } from "../../src/server/index.js";
-import { testConfig } from "../helpers.js";
+import { testConfig } from "../support/helpers.js";
 import {
   FIRST_MESSAGE_ID,
   type MailjetServer,

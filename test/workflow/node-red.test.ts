@@ -13,7 +13,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { type RunningServer, startServer } from "../../src/server/index.js";
-import { testConfig } from "../helpers.js";
+import { testConfig } from "../support/helpers.js";
 import { type MailjetServer, API_KEY as MJ_KEY, SECRET_KEY as MJ_SECRET, startMailjet } from "../upstreams/mailjet.js";
 import { type NftportServer, type Rec, startNftport, VALID_KEY } from "../upstreams/nftport.js";
 import { CONTRACT_721, CONTRACT_1155, HUGE_TOKEN, standardDataset } from "../upstreams/nftport-data.js";

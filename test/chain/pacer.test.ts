@@ -1,0 +1,177 @@
+/**
+ * The pacer (src/chain/pacer.ts) on its own, against a simulated provider on a simulated clock: the wait
+ * it asks for advances the clock, so a minute of pacing runs in milliseconds and nothing depends on the machine's
+ * speed. The provider bills Alchemy's table and throttles past a budget per 1-second window, or throttles a random
+ * share of requests whatever the rate.
+ */
+import { describe, expect, it } from "vitest";
+import { Pacer } from "../../src/chain/pacer.js";
+import { PROVIDER } from "../../src/chain/providers.js";
+import { seededRandom } from "../upstreams/provider-words.js";
+
+interface Simulation {
+  /** CU per 1-second window; undefined: no budget. */
+  budget?: number;
+  /** Share of requests throttled whatever the rate. */
+  randomShare?: number;
+  stated?: number;
+  provider?: keyof typeof PROVIDER;
+  seconds: number;
+  /** Headers per batch (16 CU each). */
+  batch?: number;
+}
+
+/** Sends header batches one after the other for `seconds` of simulated time; the rate over time and the outcome. */
+async function simulate(sim: Simulation) {
+  let clock = 0;
+  const draw = seededRandom(3);
+  const pacer = new Pacer({
+    provider: PROVIDER[sim.provider ?? "alchemy"],
+    unitsPerSecond: sim.stated,
+    wait: async (ms) => {
+      clock += ms;
+    },
+    now: () => clock,
+  });
+  const calls = Array.from({ length: sim.batch ?? 3 }, () => ({ method: "eth_getBlockByNumber" }));
+  let window = -1;
+  let used = 0;
+  let served = 0;
+  let throttled = 0;
+  const rates: number[] = [];
+  while (clock < sim.seconds * 1000) {
+    await pacer.take(calls);
+    clock += 5; // the round trip
+    const cost = pacer.cost(calls);
+    if (Math.floor(clock / 1000) !== window) {
+      window = Math.floor(clock / 1000);
+      used = 0;
+    }
+    let refused = sim.randomShare !== undefined && draw() < sim.randomShare;
+    if (!refused && sim.budget !== undefined) {
+      refused = used + cost > sim.budget;
+      if (!refused) used += cost;
+    }
+    if (refused) throttled++;
+    else served += cost;
+    pacer.answered(calls.length, refused ? calls.length : 0, cost);
+    rates.push(pacer.currentRate ?? 0);
+  }
+  return { pacer, rates, served, throttled, clock };
+}
+
+describe("the pacer", () => {
+  it("starts at 0.9x the provider's smallest plan and doubles while nothing is throttled (slow start)", async () => {
+    const { rates } = await simulate({ seconds: 3 });
+    expect(rates[0]).toBeCloseTo(297, 0);
+    expect(Math.max(...rates)).toBeGreaterThanOrEqual(297 * 8);
+  });
+
+  it("is not paced until throttled where the provider's plan is unknown", async () => {
+    const { pacer } = await simulate({ seconds: 1, provider: "generic" });
+    expect(pacer.currentRate).toBeUndefined();
+    expect(pacer.usage()).toMatchObject({ unit: "requests", throttledShare: 0 });
+  });
+
+  it("lowers the rate by 0.7x on a throttled answer, at most once per half second", async () => {
+    let clock = 0;
+    const pacer = new Pacer({
+      provider: PROVIDER.alchemy,
+      wait: async (ms) => {
+        clock += ms;
+      },
+      now: () => clock,
+    });
+    await pacer.take([{ method: "eth_getLogs" }]);
+    pacer.answered(1, 1);
+    expect(pacer.currentRate).toBeCloseTo(297 * 0.7, 5);
+    pacer.answered(1, 1);
+    expect(pacer.currentRate).toBeCloseTo(297 * 0.7, 5);
+    expect(pacer.usage()).toMatchObject({ calls: { eth_getLogs: 1 }, units: 75, unit: "CU" });
+  });
+
+  it("lowers the rate multiplicatively on throttling and settles near the budget", async () => {
+    const { pacer, rates, served, throttled } = await simulate({ budget: 660, seconds: 60 });
+    const settled = rates.slice(-200);
+    expect(Math.min(...settled)).toBeGreaterThan(660 * 0.4);
+    expect(Math.max(...settled)).toBeLessThan(660 * 1.6);
+    // What got through is most of the budget, and throttled requests are few.
+    expect(served / 60).toBeGreaterThan(660 * 0.6);
+    expect(throttled / (pacer.usage().calls.eth_getBlockByNumber! / 3)).toBeLessThan(0.2);
+    expect(pacer.usage().randomThrottling).toBe(false);
+  });
+
+  it("never exceeds a stated cap, and does not slow-start past it", async () => {
+    const { rates, served, clock } = await simulate({ stated: 400, seconds: 20 });
+    expect(Math.max(...rates)).toBeLessThanOrEqual(400);
+    expect(served / (clock / 1000)).toBeLessThanOrEqual(400 * 1.05);
+  });
+
+  it("takes 429s at the same share whatever the rate as independent, and does not slow down for them", async () => {
+    const { pacer, rates } = await simulate({ randomShare: 0.3, seconds: 60 });
+    expect(pacer.usage().randomThrottling).toBe(true);
+    // It went back to (at least) where it started.
+    expect(rates.at(-1)).toBeGreaterThanOrEqual(297);
+  });
+
+  it("takes a batch's items throttled here and there as independent at once, and a throttled tail as the budget's", async () => {
+    let clock = 0;
+    const pacer = new Pacer({
+      provider: PROVIDER.alchemy,
+      wait: async (ms) => {
+        clock += ms;
+      },
+      now: () => clock,
+    });
+    const calls = Array.from({ length: 10 }, () => ({ method: "eth_getBlockByNumber" }));
+    await pacer.take(calls);
+    pacer.answered(10, 3, pacer.cost(calls), true);
+    expect(pacer.currentRate).toBeCloseTo(297, 5);
+    expect(pacer.usage().randomThrottling).toBe(true);
+    pacer.answered(10, 3, pacer.cost(calls), false);
+    expect(pacer.currentRate).toBeCloseTo(297 * 0.7, 5);
+  });
+
+  it("after an outage (every call refused for seconds) goes back to the pace before it, not to where it fell", async () => {
+    let clock = 0;
+    const pacer = new Pacer({
+      provider: PROVIDER.alchemy,
+      unitsPerSecond: 660,
+      wait: async (ms) => {
+        clock += ms;
+      },
+      now: () => clock,
+    });
+    const calls = [{ method: "eth_getBlockByNumber" }];
+    const before = pacer.currentRate!;
+    for (const end of [3_000, 6_000]) {
+      const refused = end === 3_000;
+      while (clock < end) {
+        await pacer.take(calls);
+        clock += 5;
+        pacer.answered(1, refused ? 1 : 0, pacer.cost(calls));
+      }
+      if (refused) expect(pacer.currentRate!).toBeLessThan(before * 0.5);
+    }
+    expect(pacer.currentRate!).toBeGreaterThanOrEqual(before * 0.9);
+  });
+
+  it("still lowers the rate for a budget once 429s were judged independent", async () => {
+    const { pacer, rates } = await simulate({ randomShare: 0.3, budget: 660, seconds: 60 });
+    expect(pacer.usage().randomThrottling).toBe(true);
+    expect(Math.max(...rates.slice(-200))).toBeLessThan(660 * 2);
+  });
+
+  it("prices batches by the provider's costs, else counts requests", () => {
+    const wait = async () => {};
+    const alchemy = new Pacer({ provider: PROVIDER.alchemy, wait });
+    expect(alchemy.cost([{ method: "eth_getLogs" }, { method: "eth_getBlockByNumber" }])).toBe(91);
+    expect(alchemy.maxPieceCost).toBeCloseTo(297, 0);
+    const infura = new Pacer({ provider: PROVIDER.infura, wait });
+    expect(infura.cost([{ method: "eth_getLogs" }, { method: "eth_getBlockByNumber" }])).toBe(2);
+    expect(infura.unit).toBe("requests");
+    const stated = new Pacer({ provider: PROVIDER.alchemy, requestsPerSecond: 25, wait });
+    expect(stated.unit).toBe("requests");
+    expect(stated.currentRate).toBeCloseTo(22.5, 5);
+  });
+});
