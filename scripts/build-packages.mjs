@@ -10,8 +10,8 @@
  *
  *   node scripts/build-packages.mjs [node-red|n8n]…   (no argument: both)
  */
-import { cpSync, mkdirSync, readdirSync, rmSync } from "node:fs";
-import { dirname, join, relative } from "node:path";
+import { cpSync, mkdirSync, readdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";
+import { basename, dirname, join, relative } from "node:path";
 import { build } from "esbuild";
 
 const root = join(import.meta.dirname, "..");
@@ -84,26 +84,67 @@ const common = {
   logOverride: { "empty-import-meta": "silent" },
 };
 
-async function buildNodeRed() {
-  const dir = join(packages, "node-red-contrib-chainmail");
-  const out = join(dir, "dist");
-  rmSync(out, { recursive: true, force: true });
-  await build({
-    ...common,
-    entryPoints: [join(dir, "src", "chainmail.cts")],
-    outfile: join(out, "chainmail.js"),
-    plugins: [leaveOut],
-  });
-  // Node-RED loads the editor's part from the .html file beside the .js of the same name, icons from icons/.
-  cpSync(join(dir, "src", "chainmail.html"), join(out, "chainmail.html"));
-  cpSync(join(dir, "src", "icons"), join(out, "icons"), { recursive: true });
-}
-
 /** Files under `dir` whose names end with `suffix`. */
 const walk = (dir, suffix) =>
   readdirSync(dir, { recursive: true, withFileTypes: true })
     .filter((entry) => entry.isFile() && entry.name.endsWith(suffix))
     .map((entry) => join(entry.parentPath, entry.name));
+
+/**
+ * The Node-RED package: what its nodes share, with chainmail bundled in, once (dist/chainmail.js); one file per node
+ * type (dist/nodes/<node>.js) requiring it; beside each its editor (<node>.html), its help and message catalogue
+ * (locales/<lang>/<node>.html, .json) and the icons, where Node-RED looks for them.
+ */
+async function buildNodeRed() {
+  const dir = join(packages, "node-red-contrib-chainmail");
+  const src = join(dir, "src");
+  const out = join(dir, "dist");
+  rmSync(out, { recursive: true, force: true });
+  await build({
+    ...common,
+    entryPoints: [join(src, "shared", "index.ts")],
+    outfile: join(out, "chainmail.js"),
+    plugins: [leaveOut],
+  });
+  const keepShared = {
+    name: "chainmail-node-red-shared",
+    setup(bundler) {
+      bundler.onResolve({ filter: /^\.\.\/shared\/index\.js$/ }, () => ({ path: "../chainmail.js", external: true }));
+    },
+  };
+  await build({
+    ...common,
+    entryPoints: walk(join(src, "nodes"), ".cts"),
+    outdir: join(out, "nodes"),
+    plugins: [keepShared],
+  });
+  // The editors and the help, with the fragments every node shares written in from src/editor.
+  const nodes = join(src, "nodes");
+  for (const file of walk(nodes, ".html")) {
+    const target = join(out, "nodes", relative(nodes, file));
+    mkdirSync(dirname(target), { recursive: true });
+    writeFileSync(target, withIncludes(readFileSync(file, "utf8"), join(src, "editor")));
+  }
+  // Each node's catalogue, with the messages every node uses (src/editor/locales/<lang>/chainmail.json).
+  for (const file of walk(join(nodes, "locales"), ".json")) {
+    const lang = basename(dirname(file));
+    const shared = JSON.parse(readFileSync(join(src, "editor", "locales", lang, "chainmail.json"), "utf8"));
+    const own = JSON.parse(readFileSync(file, "utf8"));
+    writeFileSync(join(out, "nodes", relative(nodes, file)), `${JSON.stringify({ ...shared, ...own }, null, 2)}\n`);
+  }
+  cpSync(join(nodes, "icons"), join(out, "nodes", "icons"), { recursive: true });
+}
+
+/** `text` with each `include: <file>` line (an HTML or a line comment) replaced by that file of `from`, indented as the line. */
+function withIncludes(text, from) {
+  return text.replace(/^([ \t]*)(?:<!--|\/\/) include: (\S+?)(?: -->)?[ \t]*$/gm, (_, indent, file) =>
+    readFileSync(join(from, file), "utf8")
+      .trimEnd()
+      .split("\n")
+      .map((line) => (line ? `${indent}${line}` : line))
+      .join("\n"),
+  );
+}
 
 async function buildN8n() {
   const dir = join(packages, "n8n-nodes-chainmail");

@@ -8,7 +8,7 @@ import { readFileSync, writeFileSync } from "node:fs";
 import { withConfigEditor } from "../packages/node-red-contrib-chainmail/src/config-editor.js";
 import { portableMailTransports, workflowSources } from "../src/workflow/index.js";
 
-export const NODE_RED_HTML = new URL("../packages/node-red-contrib-chainmail/src/chainmail.html", import.meta.url);
+export const NODE_RED_HTML = new URL("../packages/node-red-contrib-chainmail/src/nodes/config.html", import.meta.url);
 export const N8N_MANIFEST = new URL("../packages/n8n-nodes-chainmail/package.json", import.meta.url);
 
 /** The built file of each n8n credential the package offers: `chainmailNftPortApi` is ChainmailNftPortApi's. */

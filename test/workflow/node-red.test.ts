@@ -6,7 +6,7 @@
  * keeping the mail lifecycle: the delivery-events node and email-send's suppression lookup).
  */
 
-import { mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";
+import { existsSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { createServer, type Server } from "node:http";
 import type { AddressInfo } from "node:net";
 import { tmpdir } from "node:os";
@@ -30,6 +30,18 @@ import {
 import { type IndexWithOpenSea, startIndexWithOpenSea } from "./index-with-opensea.js";
 import { eventually, freePort, installTarball, node24Env, pack, type Running, runtime, start } from "./runtimes.js";
 
+/** Each node type and its file (dist/nodes/<file>.js, its editor and catalogue beside it). */
+const NODE_FILES = new Map(
+  [
+    "config",
+    "nft-transactions-by-contract",
+    "nft-transactions-on-chain",
+    "nft-transactions-by-token",
+    "email-send",
+    "activity",
+    "mail-events",
+  ].map((file) => [`chainmail-${file}`, file]),
+);
 const SERVICE_TOKEN = "node-red-service-token-0123456789";
 const MAIL_TOKEN = "node-red-mail-service-token-0123456789";
 /** Not an NFTPort key at all: NFTPort answers 401 invalid_api_key. */
@@ -472,7 +484,56 @@ describe("node-red-contrib-chainmail in Node-RED 5", () => {
     const manifest = JSON.parse(readFileSync(join(installed, "node-red-contrib-chainmail", "package.json"), "utf8"));
     expect(manifest.dependencies).toBeUndefined();
     expect(manifest.keywords).toContain("node-red");
-    expect(Object.values(manifest["node-red"].nodes)).toEqual(["dist/chainmail.js"]);
+    // One node set per node type, each file with its editor and catalogue beside it.
+    const nodes = manifest["node-red"].nodes as Record<string, string>;
+    expect(Object.keys(nodes)).toEqual([...NODE_FILES.keys()]);
+    for (const [type, file] of NODE_FILES) {
+      expect(nodes[type]).toBe(`dist/nodes/${file}.js`);
+      const base = join(installed, "node-red-contrib-chainmail", "dist", "nodes");
+      for (const beside of [`${file}.html`, `locales/en-US/${file}.html`, `locales/en-US/${file}.json`]) {
+        expect(existsSync(join(base, beside)), beside).toBe(true);
+      }
+    }
+  });
+
+  it("serves each node's editor, help and message catalogue through the admin API", async () => {
+    const editor = await (await admin("/nodes", { headers: { Accept: "text/html" } })).text();
+    /** A node set's message catalogue, as the editor asks for it. */
+    const label = async (type: string) =>
+      (await (await admin(`/locales/node-red-contrib-chainmail/${type}?lng=en-US`)).json()) as Record<
+        string,
+        Record<string, unknown>
+      >;
+    for (const type of NODE_FILES.keys()) {
+      expect(editor).toContain(`<script type="text/html" data-template-name="${type}">`);
+      expect(editor).toContain(`<script type="text/html" data-help-name="${type}">`);
+      // The messages every node shares are in each node's catalogue.
+      expect((await label(type)).chainmail?.label, type).toMatchObject({ name: "Name", config: "Config" });
+    }
+    // One help text of each, as written (the shared parts written in by the build).
+    expect(editor).toContain("Credentials and origins for the chainmail nodes that use it.");
+    expect(editor).toContain("<b>NFT transactions by contract retriever.</b>");
+    expect(editor).toContain("<b>All chain NFT transactions retriever.</b>");
+    expect(editor).toContain("<b>NFT transactions retriever.</b>");
+    expect(editor).toContain("<b>Email sender.</b>");
+    expect(editor).toContain("Sends one message per new NFT record of a contract");
+    expect(editor).toContain("Sends one message per Mailjet delivery event");
+    expect(editor).toContain("<li>response<dl");
+    expect(editor).not.toMatch(/(<!--|\/\/) include: /);
+    // One label of each, from its catalogue.
+    expect((await label("chainmail-config")).config?.label).toEqual({ source: "NFT source" });
+    expect((await label("chainmail-nft-transactions-by-contract"))["nft-transactions-by-contract"]?.paletteLabel).toBe(
+      "by contract",
+    );
+    expect((await label("chainmail-nft-transactions-on-chain"))["nft-transactions-on-chain"]?.paletteLabel).toBe(
+      "on chain",
+    );
+    expect((await label("chainmail-nft-transactions-by-token"))["nft-transactions-by-token"]?.paletteLabel).toBe(
+      "by token",
+    );
+    expect((await label("chainmail-email-send"))["email-send"]?.paletteLabel).toBe("email send");
+    expect((await label("chainmail-activity")).activity?.paletteLabel).toBe("activity");
+    expect((await label("chainmail-mail-events"))["mail-events"]?.paletteLabel).toBe("delivery events");
   });
 
   it("with no config node: origins from the environment, the key from the input; data and response fire, error does not", () => {

@@ -1,5 +1,5 @@
 /**
- * The parts of chainmail.html's config node that come from the lists of sources and transports: its fields and
+ * The parts of the config node's editor (nodes/config.html) that come from the lists of sources and transports: its fields and
  * credentials, the choice of source, and each setting's row, each between `generated: <part>` markers. Written by
  * `npx tsx scripts/workflow-options.ts`; a test fails while the file and the lists differ.
  */
@@ -74,7 +74,7 @@ export function withConfigEditor(html: string): string {
       `(\\n([ \\t]*)[^\\n]*generated: ${name}\\b[^\\n]*\\n)[\\s\\S]*?(\\n[ \\t]*[^\\n]*/generated: ${name}\\b)`,
     );
     const match = pattern.exec(out);
-    if (!match) throw new Error(`chainmail.html has no "generated: ${name}" … "/generated: ${name}" block`);
+    if (!match) throw new Error(`nodes/config.html has no "generated: ${name}" … "/generated: ${name}" block`);
     const indent = match[2]!;
     out = out.replace(
       pattern,

@@ -42,5 +42,7 @@ export interface NodeAPI {
     getNode(id: string): RuntimeNode | null;
   };
   util: { cloneMessage<T extends NodeMessage>(msg: T): T };
+  /** A message of this node set's catalogue (locales/<lang>/<file>.json), with `__name__` substitutions. */
+  _(messageId: string, substitutions?: Record<string, unknown>): string;
   settings: { userDir?: string };
 }

@@ -1,0 +1,9 @@
+/**
+ * chainmail-nft-transactions-on-chain: NFT transactions of the whole chain, a page per input message.
+ * `msg.payload` in is its input object, keyed by input port; each output port that fires sends one message whose
+ * `msg.payload` is that port's value, integers beyond 2^53 as exact decimal strings.
+ */
+import type { NodeAPI } from "../node-red.js";
+import { nftTransactionsOnChain, registerRunNode } from "../shared/index.js";
+
+export = (RED: NodeAPI) => registerRunNode(RED, "chainmail-nft-transactions-on-chain", nftTransactionsOnChain);
