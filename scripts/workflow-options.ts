@@ -1,8 +1,8 @@
 /**
  * Writes the parts of the workflow packages' files that come from the lists of sources and transports: the Node-RED
- * config node's editor (packages/node-red-contrib-chainmail/src/config-editor.ts) and the n8n package's list of
- * credentials. Run `npx tsx scripts/workflow-options.ts` after changing a definition; a test fails while a file and
- * the lists differ.
+ * config node's editor fields (packages/node-red-contrib-chainmail/src/nodes/config.html, through config-editor.ts)
+ * and the n8n package's list of credentials. Run `npx tsx scripts/workflow-options.ts` after changing a definition;
+ * a test fails while a file and the lists differ.
  */
 import { readFileSync, writeFileSync } from "node:fs";
 import { withConfigEditor } from "../packages/node-red-contrib-chainmail/src/config-editor.js";

@@ -1,14 +1,14 @@
 /**
  * Ingestion: follows an Ethereum JSON-RPC node into the index store. This file runs the job; each part of it is a
  * module of its own:
- * - range-planner.ts: which block ranges are read, `concurrency` at once while catching up, one at the head;
- * - fetcher.ts: the calls to the node and the provider rules (with rpc.ts, rpc-retry.ts, provider-errors.ts and
- *   range-sizer.ts, which sizes the ranges to the density of logs and to what the provider refuses);
+ * - range-planner.ts: which block ranges are read, `concurrency` at once while catching up, one at the head, sized
+ *   by range-sizer.ts (to the density of logs and to what the provider refuses), which the planner alone changes;
+ * - fetcher.ts: the calls to the node (through the chain folder's client: rpc.ts, rpc-retry.ts, provider-errors.ts);
  * - range-reader.ts: one range read: logs, headers, the answer checked complete (completeness.ts, bloom.ts);
- * - log-decoder.ts: logs → records (record.ts), through decode.ts and the venue decoders (venues/), no I/O;
+ * - log-decoder.ts: logs → records (own-index/record.ts), through decode.ts and the venue decoders (venues/), no I/O;
  * - pricing.ts: a sale's price in its currency and in USD from the ETH/USD feed;
  * - reorg.ts: reorganisations and a chain moving under a read;
- * - store.ts: the index in SQLite or PostgreSQL.
+ * - own-index/store.ts: the index in SQLite or PostgreSQL.
  *
  * Ranges are committed strictly in block order, each in one transaction together with the cursor, so a crash or an
  * abort resumes exactly where it stopped and a re-run inserts nothing twice. One process writes an index at a time

@@ -1,10 +1,10 @@
 /**
  * The shape of src's imports: no file reaches itself again through its imports (static, type-only and dynamic
- * `import()` alike), and the layers keep the directions that keep them easy to change: `core` imports none of
- * the others; `chain` imports only `core` and `schemas`; `sources` and `transports` never import `nodes`, `cli` or
- * `server`; `ingest` never imports `nodes`, `cli`, `server` or `watch`; `nodes` never import `cli` or `server`. The
- * folders split by job (`chain`, `ingest`, `sources/own-index`) are reached from outside through their face
- * (`index.ts`) alone.
+ * `import()` alike), and the layers keep the directions that keep them easy to change: `schemas` imports none of
+ * the others; `core` only `schemas`; `chain` only `core` and `schemas`; `sources` and `transports` never import
+ * `nodes`, `cli` or `server`; `ingest` and `mail` never import `nodes`, `cli`, `server` or `watch`; `nodes` never
+ * import `cli` or `server`. The folders split by job (`chain`, `ingest`, `sources/own-index`) are reached from
+ * outside through their face (`index.ts`) alone.
  */
 import { readdirSync, readFileSync } from "node:fs";
 import { dirname, join, relative, resolve } from "node:path";
