@@ -1,2 +1,2 @@
-/** test/ingest/index.test.ts against PostgreSQL (the services config sets CHAINMAIL_TEST_INDEX_DB=postgres). */
-import "../ingest/index.test.js";
+/** test/ingest/indexer.test.ts against PostgreSQL (the services config sets CHAINMAIL_TEST_INDEX_DB=postgres). */
+import "../ingest/indexer.test.js";

@@ -1,6 +1,7 @@
 /**
- * The own index against a real anvil: every record kind, resume and restart without duplicates, a provider that
- * refuses log ranges, keyset paging with every page size, continuations, and the three nodes over the index.
+ * The indexer (src/ingest/indexer.ts, `indexChain`) end to end against a real anvil: every record kind, resume and
+ * restart without duplicates, a provider that refuses log ranges; then the index it built served: keyset paging with
+ * every page size, continuations, and the three nodes over the index.
  */
 import { copyFileSync, mkdirSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
