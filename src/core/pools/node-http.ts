@@ -125,7 +125,14 @@ class NodeExchange implements Dispatcher.DispatchController {
   abort(reason: Error) {
     this.#aborted = reason;
     this.#fail(reason);
-    this.request.destroy(reason);
+    // Once the answer has begun, destroy the answer, not the request. An answer already parsed to its end (all of
+    // it came in one read) still has its "end" to emit: `request.destroy` lets it (it dumps the answer), and on
+    // "end" Node hands the socket back to the keep-alive agent, removing the request's error listener, before the
+    // socket emits the error it was destroyed with (a tick later): an uncaught exception. An answer destroyed
+    // before its "end" never emits it, so the socket is destroyed while the request still listens, and the
+    // agent drops it instead of reusing it.
+    if (this.#response) this.#response.destroy(reason);
+    else this.request.destroy(reason);
   }
   pause() {
     this.#response?.pause();
