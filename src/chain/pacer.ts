@@ -19,6 +19,11 @@
  *   of throttled calls rises clearly above theirs.
  * - A batch is cut into pieces that cost at most about a second of the plan: a larger one never fits a provider's
  *   one-second window and would be throttled for ever.
+ * - Calls asked for ahead of need (`spare`: headers read ahead while logs are decoded) go only when no other call
+ *   waits, in pieces no larger than the bucket (rpc.ts): they spend the budget the process leaves unused while it is
+ *   busy, never leave a debt a needed call would pay, and never count as demand that raises the rate.
+ * - A stated plan is kept over every one-second window, not only on average: a provider counts its budget per
+ *   window, and a large call sent into a full bucket's debt could otherwise put more than the plan into one.
  * It also counts what was spent: calls by method, units, throttled calls, for the usage report.
  */
 import { costOf, type Provider } from "./providers.js";
@@ -62,6 +67,8 @@ const INCREASE = 0.05;
 const PUMP_STEP_MS = 100;
 /** The bucket holds this long at the current rate (bursts stay short). */
 const BURST_MS = 200;
+/** Share of a stated plan any one-second window may carry (the rest: the time calls take to reach the provider). */
+const WINDOW_SHARE = 0.95;
 /** Answers an epoch needs before its throttled share is compared (or the rate lowered again soon). */
 const MIN_ANSWERS = 8;
 /** Without that many answers, the rate is lowered again after this long. */
@@ -72,6 +79,13 @@ const OUTAGE_MS = 1_500;
 const HISTORY = 8;
 /** Outcomes remembered for the recent throttled share. */
 const RECENT = 64;
+
+/** A request waiting for the bucket. */
+interface Waiter {
+  cost: number;
+  resolve: () => void;
+  reject: (err: unknown) => void;
+}
 
 /** Calls answered between two decreases: how many, how many throttled, and the rate they went at (summed). */
 interface Epoch {
@@ -134,8 +148,11 @@ export class Pacer {
   /** Units sent in the last second (for the first rate of an unpaced client). */
   private sent: { at: number; cost: number }[] = [];
   private readonly now: () => number;
-  /** Requests waiting for the bucket, in order. */
-  private readonly queue: { cost: number; resolve: () => void; reject: (err: unknown) => void }[] = [];
+  /** Requests waiting for the bucket, in order; those asked ahead of need apart, served after them. */
+  private readonly queue: Waiter[] = [];
+  private readonly spareQueue: Waiter[] = [];
+  /** Under a stated plan: what was let go in the last second, oldest first. */
+  private readonly released: { at: number; cost: number }[] = [];
   private pumping = false;
   /** When a call was last served, and the pace then (undefined: not paced yet). */
   private lastServed: number;
@@ -169,8 +186,11 @@ export class Pacer {
     return this.priced ? costOf(this.options.provider, calls)! : calls.length;
   }
 
-  /** Waits until `calls` may be sent at the paced rate, and counts them as sent. */
-  async take(calls: readonly { method: string }[]): Promise<void> {
+  /**
+   * Waits until `calls` may be sent at the paced rate, and counts them as sent; `spare`: asked ahead of need, they
+   * wait until no other request does.
+   */
+  async take(calls: readonly { method: string }[], spare = false): Promise<void> {
     const cost = this.cost(calls);
     for (const call of calls) this.counts.calls[call.method] = (this.counts.calls[call.method] ?? 0) + 1;
     this.counts.units += cost;
@@ -180,7 +200,7 @@ export class Pacer {
     this.note(now, cost);
     if (this.rate === undefined) return;
     await new Promise<void>((resolve, reject) => {
-      this.queue.push({ cost, resolve, reject });
+      (spare ? this.spareQueue : this.queue).push({ cost, resolve, reject });
       void this.pump();
     });
   }
@@ -194,27 +214,34 @@ export class Pacer {
     if (this.pumping) return;
     this.pumping = true;
     try {
-      while (this.queue.length > 0) {
+      while (this.queue.length > 0 || this.spareQueue.length > 0) {
         const now = this.now();
         this.adjust(now);
         if (this.rate === undefined) break;
         this.refill(now);
-        const head = this.queue[0]!;
+        const needed = this.queue.length > 0;
+        const line = needed ? this.queue : this.spareQueue;
+        const head = line[0]!;
+        // A call costing more than the bucket holds goes once it is full (read ahead, it is cut to fit: rpc.ts).
         const need = Math.min(head.cost, this.capacity());
-        if (this.tokens >= need) {
+        const windowWait = this.windowWait(now, head.cost);
+        if (this.tokens >= need && windowWait === 0) {
           this.tokens -= head.cost;
-          this.queue.shift();
+          if (this.cap !== undefined) this.released.push({ at: now, cost: head.cost });
+          line.shift();
           head.resolve();
           continue;
         }
-        this.heldBack = true;
+        // Only calls needed now are demand the rate should rise for.
+        if (needed) this.heldBack = true;
+        const bucketWait = ((need - this.tokens) / this.rate) * 1000;
         // At least a millisecond: the clock's grain (a shorter wait could find the bucket unchanged for ever).
-        await this.options.wait(Math.max(1, Math.min(PUMP_STEP_MS, ((need - this.tokens) / this.rate) * 1000)));
+        await this.options.wait(Math.max(1, Math.min(PUMP_STEP_MS, Math.max(bucketWait, windowWait))));
       }
-      for (const waiter of this.queue.splice(0)) waiter.resolve();
+      for (const waiter of [...this.queue.splice(0), ...this.spareQueue.splice(0)]) waiter.resolve();
     } catch (err) {
       // Aborted: every waiting request fails with it.
-      for (const waiter of this.queue.splice(0)) waiter.reject(err);
+      for (const waiter of [...this.queue.splice(0), ...this.spareQueue.splice(0)]) waiter.reject(err);
     } finally {
       this.pumping = false;
     }
@@ -278,6 +305,31 @@ export class Pacer {
   /** The rate now, in `unit` per second (undefined while unpaced). */
   get currentRate(): number | undefined {
     return this.rate;
+  }
+
+  /** Largest piece a batch read ahead may be cut into: what the bucket holds (at least one call). */
+  get sparePieceCost(): number | undefined {
+    return this.rate === undefined ? undefined : this.capacity();
+  }
+
+  /**
+   * Under a stated plan: how long until `cost` more fits the last second's window (0: now). Any one-second window
+   * the provider counts in then carries at most the plan, however the bucket's bursts and debts fall.
+   */
+  private windowWait(now: number, cost: number): number {
+    if (this.cap === undefined) return 0;
+    while (this.released.length > 0 && this.released[0]!.at <= now - 1000) this.released.shift();
+    const limit = this.cap * WINDOW_SHARE;
+    let sum = cost;
+    for (const r of this.released) sum += r.cost;
+    // A call larger than the window's share goes alone into an empty window.
+    if (sum <= limit || this.released.length === 0) return 0;
+    // The oldest entries leave the window one by one, until what stays and `cost` fit.
+    for (const r of this.released) {
+      sum -= r.cost;
+      if (sum <= limit) return r.at + 1000 - now;
+    }
+    return this.released.at(-1)!.at + 1000 - now;
   }
 
   private capacity(): number {

@@ -174,4 +174,78 @@ describe("the pacer", () => {
     expect(stated.unit).toBe("requests");
     expect(stated.currentRate).toBeCloseTo(22.5, 5);
   });
+
+  it("lets calls read ahead of need go only when no needed call waits, in the budget left over", async () => {
+    let clock = 0;
+    const pacer = new Pacer({
+      provider: PROVIDER.alchemy,
+      unitsPerSecond: 300,
+      wait: async (ms) => {
+        clock += ms;
+      },
+      now: () => clock,
+    });
+    const headers = Array.from({ length: 10 }, () => ({ method: "eth_getBlockByNumber" }));
+    const order: string[] = [];
+    // The bucket is emptied first, so that every call below waits its turn.
+    await pacer.take(headers);
+    const spare = [1, 2].map((n) => pacer.take(headers, true).then(() => order.push(`ahead ${n}`)));
+    const needed = [1, 2].map((n) => pacer.take([{ method: "eth_getLogs" }]).then(() => order.push(`logs ${n}`)));
+    await Promise.all([...spare, ...needed]);
+    expect(order).toEqual(["logs 1", "logs 2", "ahead 1", "ahead 2"]);
+    // At the paced rate all the same: the 470 CU after the first batch at 0.9 × 300 CU/s.
+    expect(clock).toBeGreaterThan(((75 * 2 + 160 * 2) / 270) * 1000 * 0.9);
+  });
+
+  it("keeps a stated plan in every one-second window, whatever mix of small and large calls it paces", async () => {
+    let clock = 0;
+    const pacer = new Pacer({
+      provider: PROVIDER.alchemy,
+      unitsPerSecond: 330,
+      wait: async (ms) => {
+        clock += ms;
+      },
+      now: () => clock,
+    });
+    const logs = [{ method: "eth_getLogs" }];
+    // A batch of a second of the plan (18 headers: 288 CU), then logs and small batches: the bucket (59 CU) goes
+    // into debt for the large ones.
+    const mixes = [Array.from({ length: 18 }, () => ({ method: "eth_getBlockByNumber" })), logs, logs.slice(0, 0)];
+    const released: { at: number; cost: number }[] = [];
+    for (let i = 0; i < 300; i++) {
+      const calls = i % 3 === 2 ? [{ method: "eth_getBlockByNumber" }] : mixes[i % 3]!;
+      await pacer.take(calls);
+      released.push({ at: clock, cost: pacer.cost(calls) });
+      clock += 3;
+    }
+    // Every window a provider might count in (starting at any release) holds at most the plan.
+    for (const start of released) {
+      const inWindow = released.filter((r) => r.at >= start.at && r.at < start.at + 1000);
+      expect(inWindow.reduce((sum, r) => sum + r.cost, 0)).toBeLessThanOrEqual(330);
+    }
+  });
+
+  it("does not raise the rate for calls read ahead of need (they are not demand)", async () => {
+    let clock = 0;
+    const pacer = new Pacer({
+      provider: PROVIDER.alchemy,
+      wait: async (ms) => {
+        clock += ms;
+      },
+      now: () => clock,
+    });
+    const header = [{ method: "eth_getBlockByNumber" }];
+    while (clock < 5_000) {
+      await pacer.take(header, true);
+      pacer.answered(1, 0, 16);
+    }
+    expect(pacer.currentRate).toBeCloseTo(297, 0);
+    // Needed calls held back raise it as before (slow start).
+    const start = clock;
+    while (clock < start + 2_000) {
+      await pacer.take(header);
+      pacer.answered(1, 0, 16);
+    }
+    expect(pacer.currentRate).toBeGreaterThan(297 * 2);
+  });
 });
