@@ -67,6 +67,8 @@ const INCREASE = 0.05;
 const PUMP_STEP_MS = 100;
 /** The bucket holds this long at the current rate (bursts stay short). */
 const BURST_MS = 200;
+/** A request refused whole is judged independent when one sent after it is served within this long. */
+const JUDGE_MS = 300;
 /** Share of a stated plan any one-second window may carry (the rest: the time calls take to reach the provider). */
 const WINDOW_SHARE = 0.95;
 /** Answers an epoch needs before its throttled share is compared (or the rate lowered again soon). */
@@ -151,6 +153,8 @@ export class Pacer {
   /** Requests waiting for the bucket, in order; those asked ahead of need apart, served after them. */
   private readonly queue: Waiter[] = [];
   private readonly spareQueue: Waiter[] = [];
+  /** When a request refused whole was answered, while what follows it has not yet told why. */
+  private refusedAt: number | undefined;
   /** Under a stated plan: what was let go in the last second, oldest first. */
   private readonly released: { at: number; cost: number }[] = [];
   private pumping = false;
@@ -248,12 +252,15 @@ export class Pacer {
   }
 
   /**
-   * An answer to `items` calls, `throttled` of them throttled. Lowers the rate when the throttling is the
-   * budget's; judges it independent when its share stays the same at a lower rate, or at once when `scattered`.
-   * A budget refuses a batch's items from where it ran out (a tail); items refused here and there, with some
-   * served after them, are independent of the pace: asked again at once, the rate left as it is.
+   * An answer to `items` calls, `throttled` of them throttled, to a request sent at `sentAt`. Lowers the rate when
+   * the throttling is the budget's; judges it independent when its share stays the same at a lower rate, or at once
+   * when `scattered`. A budget refuses a batch's items from where it ran out (a tail); items refused here and there,
+   * with some served after them, are independent of the pace: asked again at once, the rate left as it is.
+   * A request refused whole is judged by the next one sent after its answer: a budget that ran out refuses that one
+   * too, so one served within `JUDGE_MS` says the 429 was independent; one refused, or none within that time, says
+   * it was the budget's.
    */
-  answered(items: number, throttled: number, cost = items, scattered = false): void {
+  answered(items: number, throttled: number, cost = items, scattered = false, sentAt?: number): void {
     this.counts.throttled += throttled;
     this.epoch.served += items === 0 ? 0 : (cost * (items - throttled)) / items;
     this.epoch.end = this.now();
@@ -268,11 +275,44 @@ export class Pacer {
       this.lastServed = now;
       this.rateWhenServed = this.rate;
     }
+    const whole = items > 0 && throttled === items && !scattered;
+    // Once 429s are known to be independent, their share decides (budgetThrottled), not the next answer.
+    if (sentAt !== undefined && this.randomShare === undefined) {
+      const verdict = this.judgeRefusal(now, sentAt, whole);
+      if (verdict === "budget") this.budgetThrottled(now);
+      if (verdict !== "none" || whole) return;
+    }
     if (throttled === 0) return;
     if (scattered) {
       this.scatteredSeen = true;
       return;
     }
+    this.budgetThrottled(now);
+  }
+
+  /**
+   * What the request answered now says of a whole refusal held for judgement (`refusedAt`): "budget", "independent",
+   * "none" (nothing to judge, or not yet). A whole refusal with none held is held from now.
+   */
+  private judgeRefusal(now: number, sentAt: number, whole: boolean): "budget" | "independent" | "none" {
+    const held = this.refusedAt;
+    if (held !== undefined && now - held > JUDGE_MS) {
+      // No request sent after it was answered in time: as a budget's.
+      this.refusedAt = whole ? now : undefined;
+      return "budget";
+    }
+    if (held === undefined || sentAt < held) {
+      if (whole) this.refusedAt ??= now;
+      return "none";
+    }
+    this.refusedAt = undefined;
+    // Sent after the refusal: refused too, the budget ran out; served, the refusal was independent of the pace
+    // (unless refusals already make up most calls: then something does hold it back).
+    return whole || this.recentShare() > 0.5 ? "budget" : "independent";
+  }
+
+  /** Throttling taken as the budget's: the rate lowered, at most once per step, unless judged independent. */
+  private budgetThrottled(now: number): void {
     if (this.randomShare !== undefined) {
       // Independent 429s: asked again at once, unless the share rose clearly above theirs (the budget's too).
       if (this.recent.length < RECENT / 2 || this.recentShare() <= this.randomShare * 1.3 + 0.1) return;
@@ -300,6 +340,11 @@ export class Pacer {
       stated: this.cap !== undefined,
       randomThrottling: this.randomShare !== undefined || this.scatteredSeen,
     };
+  }
+
+  /** The pacer's clock (ms), to stamp when a request is sent. */
+  clock(): number {
+    return this.now();
   }
 
   /** The rate now, in `unit` per second (undefined while unpaced). */

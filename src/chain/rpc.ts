@@ -317,6 +317,7 @@ export class RpcClient {
     await this.pacer.take(calls, spare);
     // A throttle pause that began while this waited for its turn holds it too (none is sent during a Retry-After).
     await this.throttle.turn();
+    const sentAt = this.pacer.clock();
     let throttled = 0;
     let scattered = false;
     try {
@@ -332,7 +333,7 @@ export class RpcClient {
       if (err instanceof Retryable && err.kind === "throttle") throttled = calls.length;
       throw err;
     } finally {
-      this.pacer.answered(calls.length, throttled, this.pacer.cost(calls), scattered);
+      this.pacer.answered(calls.length, throttled, this.pacer.cost(calls), scattered, sentAt);
     }
   }
 

@@ -38,9 +38,11 @@ async function simulate(sim: Simulation) {
   let used = 0;
   let served = 0;
   let throttled = 0;
+  let overBudget = 0;
   const rates: number[] = [];
   while (clock < sim.seconds * 1000) {
     await pacer.take(calls);
+    const sentAt = clock;
     clock += 5; // the round trip
     const cost = pacer.cost(calls);
     if (Math.floor(clock / 1000) !== window) {
@@ -51,13 +53,14 @@ async function simulate(sim: Simulation) {
     if (!refused && sim.budget !== undefined) {
       refused = used + cost > sim.budget;
       if (!refused) used += cost;
+      else overBudget++;
     }
     if (refused) throttled++;
     else served += cost;
-    pacer.answered(calls.length, refused ? calls.length : 0, cost);
+    pacer.answered(calls.length, refused ? calls.length : 0, cost, false, sentAt);
     rates.push(pacer.currentRate ?? 0);
   }
-  return { pacer, rates, served, throttled, clock };
+  return { pacer, rates, served, throttled, overBudget, clock };
 }
 
 describe("the pacer", () => {
@@ -157,9 +160,48 @@ describe("the pacer", () => {
   });
 
   it("still lowers the rate for a budget once 429s were judged independent", async () => {
-    const { pacer, rates } = await simulate({ randomShare: 0.3, budget: 660, seconds: 60 });
+    const { pacer, served, overBudget } = await simulate({ randomShare: 0.3, budget: 660, seconds: 60 });
     expect(pacer.usage().randomThrottling).toBe(true);
-    expect(Math.max(...rates.slice(-200))).toBeLessThan(660 * 2);
+    // Most of the budget is used (the random 429s do not hold it back), and the budget's own 429s stay a minority.
+    expect(served / 60).toBeGreaterThan(660 * 0.6);
+    expect(overBudget / (pacer.usage().calls.eth_getBlockByNumber! / 3)).toBeLessThan(0.3);
+  });
+
+  it("judges a request refused whole by the next one sent after it: served, the 429 was not the budget's", async () => {
+    let clock = 0;
+    const pacer = new Pacer({
+      provider: PROVIDER.alchemy,
+      wait: async (ms) => {
+        clock += ms;
+      },
+      now: () => clock,
+    });
+    const header = [{ method: "eth_getBlockByNumber" }];
+    // Enough answers for the rate to be judged (a decrease needs them), all served.
+    for (let i = 0; i < 10; i++) {
+      await pacer.take(header);
+      pacer.answered(1, 0, 16, false, clock);
+      clock += 10;
+    }
+    const before = pacer.currentRate!;
+    await pacer.take(header);
+    const refusedSent = clock;
+    clock += 10;
+    pacer.answered(1, 1, 16, false, refusedSent);
+    // The next request, sent after that answer, is served: a budget that ran out would have refused it too.
+    await pacer.take(header);
+    pacer.answered(1, 0, 16, false, clock);
+    expect(pacer.currentRate).toBeGreaterThanOrEqual(before);
+    // Refused again instead: the budget's, and the rate falls.
+    clock += 600;
+    await pacer.take(header);
+    const then = pacer.currentRate!;
+    const sent = clock;
+    clock += 10;
+    pacer.answered(1, 1, 16, false, sent);
+    await pacer.take(header);
+    pacer.answered(1, 1, 16, false, clock);
+    expect(pacer.currentRate).toBeCloseTo(then * 0.7, 5);
   });
 
   it("prices batches by the provider's costs, else counts requests", () => {
