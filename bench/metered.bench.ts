@@ -17,6 +17,7 @@
  * The chains are mined once (anvil `--hardfork cancun --prune-history`) and kept as state files under
  * .bench-tmp/metered/ (keyed by the anvil version), so later runs load them in seconds.
  * BENCH_METERED_CASES: a comma-separated list of words; only the cases whose name holds one of them run.
+ * BENCH_METERED_CLI runs another build's dist/cli/main.js instead of this one's.
  * BENCH_METERED_VERBOSE=1 prints each run's standard error (its progress lines).
  */
 import { execFileSync, spawn } from "node:child_process";
@@ -32,7 +33,8 @@ import { address, erc721Transfer, installEmitters, rpcCall, SENDER } from "../te
 import { type Meter, type Metering, startMeteredRpc } from "../test/upstreams/metered.js";
 import { loadAverage } from "./measure.js";
 
-const MAIN = join(import.meta.dirname, "..", "dist", "cli", "main.js");
+/** The CLI run (BENCH_METERED_CLI: another build's dist/cli/main.js, to compare builds run by run). */
+const MAIN = process.env.BENCH_METERED_CLI ?? join(import.meta.dirname, "..", "dist", "cli", "main.js");
 const dir = join(import.meta.dirname, "..", ".bench-tmp", "metered");
 const runsDir = join(dir, "runs");
 const CU = PROVIDER.alchemy.costs!.methods;

@@ -19,6 +19,11 @@
  *   of throttled calls rises clearly above theirs.
  * - A batch is cut into pieces that cost at most about a second of the plan: a larger one never fits a provider's
  *   one-second window and would be throttled for ever.
+ * - Calls asked for ahead of need (`spare`: headers read ahead while logs are decoded) go only when no other call
+ *   waits, in pieces no larger than the bucket (rpc.ts): they spend the budget the process leaves unused while it is
+ *   busy, never leave a debt a needed call would pay, and never count as demand that raises the rate.
+ * - A stated plan is kept over every one-second window, not only on average: a provider counts its budget per
+ *   window, and a large call sent into a full bucket's debt could otherwise put more than the plan into one.
  * It also counts what was spent: calls by method, units, throttled calls, for the usage report.
  */
 import { costOf, type Provider } from "./providers.js";
@@ -62,6 +67,10 @@ const INCREASE = 0.05;
 const PUMP_STEP_MS = 100;
 /** The bucket holds this long at the current rate (bursts stay short). */
 const BURST_MS = 200;
+/** A request refused whole is judged independent when one sent after it is served within this long. */
+const JUDGE_MS = 300;
+/** Share of a stated plan any one-second window may carry (the rest: the time calls take to reach the provider). */
+const WINDOW_SHARE = 0.95;
 /** Answers an epoch needs before its throttled share is compared (or the rate lowered again soon). */
 const MIN_ANSWERS = 8;
 /** Without that many answers, the rate is lowered again after this long. */
@@ -72,6 +81,13 @@ const OUTAGE_MS = 1_500;
 const HISTORY = 8;
 /** Outcomes remembered for the recent throttled share. */
 const RECENT = 64;
+
+/** A request waiting for the bucket. */
+interface Waiter {
+  cost: number;
+  resolve: () => void;
+  reject: (err: unknown) => void;
+}
 
 /** Calls answered between two decreases: how many, how many throttled, and the rate they went at (summed). */
 interface Epoch {
@@ -134,8 +150,13 @@ export class Pacer {
   /** Units sent in the last second (for the first rate of an unpaced client). */
   private sent: { at: number; cost: number }[] = [];
   private readonly now: () => number;
-  /** Requests waiting for the bucket, in order. */
-  private readonly queue: { cost: number; resolve: () => void; reject: (err: unknown) => void }[] = [];
+  /** Requests waiting for the bucket, in order; those asked ahead of need apart, served after them. */
+  private readonly queue: Waiter[] = [];
+  private readonly spareQueue: Waiter[] = [];
+  /** When a request refused whole was answered, while what follows it has not yet told why. */
+  private refusedAt: number | undefined;
+  /** Under a stated plan: what was let go in the last second, oldest first. */
+  private readonly released: { at: number; cost: number }[] = [];
   private pumping = false;
   /** When a call was last served, and the pace then (undefined: not paced yet). */
   private lastServed: number;
@@ -169,8 +190,11 @@ export class Pacer {
     return this.priced ? costOf(this.options.provider, calls)! : calls.length;
   }
 
-  /** Waits until `calls` may be sent at the paced rate, and counts them as sent. */
-  async take(calls: readonly { method: string }[]): Promise<void> {
+  /**
+   * Waits until `calls` may be sent at the paced rate, and counts them as sent; `spare`: asked ahead of need, they
+   * wait until no other request does.
+   */
+  async take(calls: readonly { method: string }[], spare = false): Promise<void> {
     const cost = this.cost(calls);
     for (const call of calls) this.counts.calls[call.method] = (this.counts.calls[call.method] ?? 0) + 1;
     this.counts.units += cost;
@@ -180,7 +204,7 @@ export class Pacer {
     this.note(now, cost);
     if (this.rate === undefined) return;
     await new Promise<void>((resolve, reject) => {
-      this.queue.push({ cost, resolve, reject });
+      (spare ? this.spareQueue : this.queue).push({ cost, resolve, reject });
       void this.pump();
     });
   }
@@ -194,39 +218,49 @@ export class Pacer {
     if (this.pumping) return;
     this.pumping = true;
     try {
-      while (this.queue.length > 0) {
+      while (this.queue.length > 0 || this.spareQueue.length > 0) {
         const now = this.now();
         this.adjust(now);
         if (this.rate === undefined) break;
         this.refill(now);
-        const head = this.queue[0]!;
+        const needed = this.queue.length > 0;
+        const line = needed ? this.queue : this.spareQueue;
+        const head = line[0]!;
+        // A call costing more than the bucket holds goes once it is full (read ahead, it is cut to fit: rpc.ts).
         const need = Math.min(head.cost, this.capacity());
-        if (this.tokens >= need) {
+        const windowWait = this.windowWait(now, head.cost);
+        if (this.tokens >= need && windowWait === 0) {
           this.tokens -= head.cost;
-          this.queue.shift();
+          if (this.cap !== undefined) this.released.push({ at: now, cost: head.cost });
+          line.shift();
           head.resolve();
           continue;
         }
-        this.heldBack = true;
+        // Only calls needed now are demand the rate should rise for.
+        if (needed) this.heldBack = true;
+        const bucketWait = ((need - this.tokens) / this.rate) * 1000;
         // At least a millisecond: the clock's grain (a shorter wait could find the bucket unchanged for ever).
-        await this.options.wait(Math.max(1, Math.min(PUMP_STEP_MS, ((need - this.tokens) / this.rate) * 1000)));
+        await this.options.wait(Math.max(1, Math.min(PUMP_STEP_MS, Math.max(bucketWait, windowWait))));
       }
-      for (const waiter of this.queue.splice(0)) waiter.resolve();
+      for (const waiter of [...this.queue.splice(0), ...this.spareQueue.splice(0)]) waiter.resolve();
     } catch (err) {
       // Aborted: every waiting request fails with it.
-      for (const waiter of this.queue.splice(0)) waiter.reject(err);
+      for (const waiter of [...this.queue.splice(0), ...this.spareQueue.splice(0)]) waiter.reject(err);
     } finally {
       this.pumping = false;
     }
   }
 
   /**
-   * An answer to `items` calls, `throttled` of them throttled. Lowers the rate when the throttling is the
-   * budget's; judges it independent when its share stays the same at a lower rate, or at once when `scattered`.
-   * A budget refuses a batch's items from where it ran out (a tail); items refused here and there, with some
-   * served after them, are independent of the pace: asked again at once, the rate left as it is.
+   * An answer to `items` calls, `throttled` of them throttled, to a request sent at `sentAt`. Lowers the rate when
+   * the throttling is the budget's; judges it independent when its share stays the same at a lower rate, or at once
+   * when `scattered`. A budget refuses a batch's items from where it ran out (a tail); items refused here and there,
+   * with some served after them, are independent of the pace: asked again at once, the rate left as it is.
+   * A request refused whole is judged by the next one sent after its answer: a budget that ran out refuses that one
+   * too, so one served within `JUDGE_MS` says the 429 was independent; one refused, or none within that time, says
+   * it was the budget's.
    */
-  answered(items: number, throttled: number, cost = items, scattered = false): void {
+  answered(items: number, throttled: number, cost = items, scattered = false, sentAt?: number): void {
     this.counts.throttled += throttled;
     this.epoch.served += items === 0 ? 0 : (cost * (items - throttled)) / items;
     this.epoch.end = this.now();
@@ -241,11 +275,44 @@ export class Pacer {
       this.lastServed = now;
       this.rateWhenServed = this.rate;
     }
+    const whole = items > 0 && throttled === items && !scattered;
+    // Once 429s are known to be independent, their share decides (budgetThrottled), not the next answer.
+    if (sentAt !== undefined && this.randomShare === undefined) {
+      const verdict = this.judgeRefusal(now, sentAt, whole);
+      if (verdict === "budget") this.budgetThrottled(now);
+      if (verdict !== "none" || whole) return;
+    }
     if (throttled === 0) return;
     if (scattered) {
       this.scatteredSeen = true;
       return;
     }
+    this.budgetThrottled(now);
+  }
+
+  /**
+   * What the request answered now says of a whole refusal held for judgement (`refusedAt`): "budget", "independent",
+   * "none" (nothing to judge, or not yet). A whole refusal with none held is held from now.
+   */
+  private judgeRefusal(now: number, sentAt: number, whole: boolean): "budget" | "independent" | "none" {
+    const held = this.refusedAt;
+    if (held !== undefined && now - held > JUDGE_MS) {
+      // No request sent after it was answered in time: as a budget's.
+      this.refusedAt = whole ? now : undefined;
+      return "budget";
+    }
+    if (held === undefined || sentAt < held) {
+      if (whole) this.refusedAt ??= now;
+      return "none";
+    }
+    this.refusedAt = undefined;
+    // Sent after the refusal: refused too, the budget ran out; served, the refusal was independent of the pace
+    // (unless refusals already make up most calls: then something does hold it back).
+    return whole || this.recentShare() > 0.5 ? "budget" : "independent";
+  }
+
+  /** Throttling taken as the budget's: the rate lowered, at most once per step, unless judged independent. */
+  private budgetThrottled(now: number): void {
     if (this.randomShare !== undefined) {
       // Independent 429s: asked again at once, unless the share rose clearly above theirs (the budget's too).
       if (this.recent.length < RECENT / 2 || this.recentShare() <= this.randomShare * 1.3 + 0.1) return;
@@ -275,9 +342,39 @@ export class Pacer {
     };
   }
 
+  /** The pacer's clock (ms), to stamp when a request is sent. */
+  clock(): number {
+    return this.now();
+  }
+
   /** The rate now, in `unit` per second (undefined while unpaced). */
   get currentRate(): number | undefined {
     return this.rate;
+  }
+
+  /** Largest piece a batch read ahead may be cut into: what the bucket holds (at least one call). */
+  get sparePieceCost(): number | undefined {
+    return this.rate === undefined ? undefined : this.capacity();
+  }
+
+  /**
+   * Under a stated plan: how long until `cost` more fits the last second's window (0: now). Any one-second window
+   * the provider counts in then carries at most the plan, however the bucket's bursts and debts fall.
+   */
+  private windowWait(now: number, cost: number): number {
+    if (this.cap === undefined) return 0;
+    while (this.released.length > 0 && this.released[0]!.at <= now - 1000) this.released.shift();
+    const limit = this.cap * WINDOW_SHARE;
+    let sum = cost;
+    for (const r of this.released) sum += r.cost;
+    // A call larger than the window's share goes alone into an empty window.
+    if (sum <= limit || this.released.length === 0) return 0;
+    // The oldest entries leave the window one by one, until what stays and `cost` fit.
+    for (const r of this.released) {
+      sum -= r.cost;
+      if (sum <= limit) return r.at + 1000 - now;
+    }
+    return this.released.at(-1)!.at + 1000 - now;
   }
 
   private capacity(): number {

@@ -190,14 +190,14 @@ export class RpcClient {
    * Sends calls as JSON-RPC batches (pieces the endpoint and the pace allow, or one at a time where batches are
    * refused); results in call order. Items that were throttled are asked again at the paced rate; throws the first
    * other error any call got. For block lookups an "unknown block" error is `null`, as a node answers for a block
-   * it does not have.
+   * it does not have. `spare`: asked ahead of need, paced after every call that is needed now (pacer.ts).
    */
-  async batch(calls: RpcCall[], maxAnswerBytes?: number): Promise<unknown[]> {
+  async batch(calls: RpcCall[], maxAnswerBytes?: number, spare = false): Promise<unknown[]> {
     const results: unknown[] = new Array(calls.length);
     let pending = calls.map((_, i) => i);
     while (pending.length > 0) {
       let throttled: Retryable | undefined;
-      const served = await this.sendPieces(pending, calls, maxAnswerBytes);
+      const served = await this.sendPieces(pending, calls, maxAnswerBytes, spare);
       const next: number[] = [];
       served.forEach((outcome, k) => {
         const index = pending[k]!;
@@ -214,30 +214,31 @@ export class RpcClient {
   }
 
   /** Each call's result, or a throttled item's `Retryable`: in pieces the endpoint takes, a few at once. */
-  private async sendPieces(indexes: number[], calls: RpcCall[], maxAnswerBytes: number | undefined) {
-    const pieces = this.pieces(indexes, calls);
+  private async sendPieces(indexes: number[], calls: RpcCall[], maxAnswerBytes: number | undefined, spare = false) {
+    const pieces = this.pieces(indexes, calls, spare);
     const out: (unknown | Retryable)[][] = new Array(pieces.length);
     let next = 0;
     const worker = async () => {
       for (let k = next++; k < pieces.length; k = next++)
-        out[k] = await this.sendPiece(pieces[k]!, calls, maxAnswerBytes);
+        out[k] = await this.sendPiece(pieces[k]!, calls, maxAnswerBytes, spare);
     };
     await Promise.all(Array.from({ length: Math.min(REQUESTS_AT_ONCE, pieces.length) }, worker));
     return out.flat();
   }
 
   /** One piece; refused for its size, it is sent again in the smaller pieces learnt from that. */
-  private async sendPiece(piece: number[], calls: RpcCall[], maxAnswerBytes: number | undefined) {
-    if (piece.length > this.maxBatch) return this.sendPieces(piece, calls, maxAnswerBytes);
+  private async sendPiece(piece: number[], calls: RpcCall[], maxAnswerBytes: number | undefined, spare: boolean) {
+    if (piece.length > this.maxBatch) return this.sendPieces(piece, calls, maxAnswerBytes, spare);
     try {
       return await this.exchange(
         piece.map((i) => calls[i]!),
         maxAnswerBytes,
+        spare,
       );
     } catch (err) {
       if (!(err instanceof Retryable) || err.kind !== "batch" || piece.length < 2) throw err;
       this.refusedBatchOf(piece.length, err.said);
-      return this.sendPieces(piece, calls, maxAnswerBytes);
+      return this.sendPieces(piece, calls, maxAnswerBytes, spare);
     }
   }
 
@@ -253,9 +254,12 @@ export class RpcClient {
     );
   }
 
-  /** `indexes` cut into batches no larger than the endpoint takes and costing at most about a second of the plan. */
-  private pieces(indexes: number[], calls: RpcCall[]): number[][] {
-    const maxCost = this.pacer.maxPieceCost ?? Number.POSITIVE_INFINITY;
+  /**
+   * `indexes` cut into batches no larger than the endpoint takes and costing at most about a second of the plan;
+   * `spare` (read ahead of need): at most what the pacer's bucket holds, so none leaves a debt a needed call pays.
+   */
+  private pieces(indexes: number[], calls: RpcCall[], spare = false): number[][] {
+    const maxCost = (spare ? this.pacer.sparePieceCost : this.pacer.maxPieceCost) ?? Number.POSITIVE_INFINITY;
     const pieces: number[][] = [];
     let piece: number[] = [];
     let cost = 0;
@@ -274,26 +278,34 @@ export class RpcClient {
   }
 
   /** One request (retried as a whole while it fails as a whole); per item: its result, or a throttled `Retryable`. */
-  private exchange(calls: RpcCall[], maxAnswerBytes: number | undefined): Promise<(unknown | Retryable)[]> {
+  private exchange(
+    calls: RpcCall[],
+    maxAnswerBytes: number | undefined,
+    spare = false,
+  ): Promise<(unknown | Retryable)[]> {
     return persist(this.throttle, this.options.retry, this.options.signal, async () => {
       const first = this.nextId;
       this.nextId += calls.length;
-      return this.paced(calls, async () => {
-        const { status, body } = await this.send(calls, first, maxAnswerBytes, false);
-        const replies = this.replies(calls, first, status, body);
-        const results = replies.map((reply, i) => {
-          try {
-            return this.resultOf(reply, calls[i]!.method, status);
-          } catch (err) {
-            // A throttled item is asked again; any other failure fails the request (retried as a whole, boundedly).
-            if (err instanceof Retryable && err.kind === "throttle" && calls.length > 1) return err;
-            throw err;
-          }
-        });
-        // Every item throttled: the whole request was, and is asked again as such.
-        if (results.length > 0 && results.every((r) => r instanceof Retryable)) throw results[0];
-        return results;
-      });
+      return this.paced(
+        calls,
+        async () => {
+          const { status, body } = await this.send(calls, first, maxAnswerBytes, false);
+          const replies = this.replies(calls, first, status, body);
+          const results = replies.map((reply, i) => {
+            try {
+              return this.resultOf(reply, calls[i]!.method, status);
+            } catch (err) {
+              // A throttled item is asked again; any other failure fails the request (retried as a whole, boundedly).
+              if (err instanceof Retryable && err.kind === "throttle" && calls.length > 1) return err;
+              throw err;
+            }
+          });
+          // Every item throttled: the whole request was, and is asked again as such.
+          if (results.length > 0 && results.every((r) => r instanceof Retryable)) throw results[0];
+          return results;
+        },
+        spare,
+      );
     });
   }
 
@@ -301,10 +313,11 @@ export class RpcClient {
    * Runs one request at the paced rate and tells the pacer how it was answered: how many of its calls were
    * throttled (all of them when the request was).
    */
-  private async paced<T>(calls: RpcCall[], request: () => Promise<T>): Promise<T> {
-    await this.pacer.take(calls);
+  private async paced<T>(calls: RpcCall[], request: () => Promise<T>, spare = false): Promise<T> {
+    await this.pacer.take(calls, spare);
     // A throttle pause that began while this waited for its turn holds it too (none is sent during a Retry-After).
     await this.throttle.turn();
+    const sentAt = this.pacer.clock();
     let throttled = 0;
     let scattered = false;
     try {
@@ -320,7 +333,7 @@ export class RpcClient {
       if (err instanceof Retryable && err.kind === "throttle") throttled = calls.length;
       throw err;
     } finally {
-      this.pacer.answered(calls.length, throttled, this.pacer.cost(calls), scattered);
+      this.pacer.answered(calls.length, throttled, this.pacer.cost(calls), scattered, sentAt);
     }
   }
 

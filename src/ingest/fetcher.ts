@@ -6,7 +6,10 @@
  * rpc.ts's and rpc-retry.ts's; what a provider's refusal says, provider-errors.ts's.
  *
  * Headers read for ranges are kept (`rangeHeaders`) until the caller forgets them, so that a range read again in
- * pieces (refused, cut off, split) reads none twice; reorg handling reads them fresh (`headers`).
+ * pieces (refused, cut off, split) reads none twice; reorg handling reads them fresh (`headers`). Those the ranges
+ * to come will need (the head's window) may be read ahead (`readAhead`), paced after every call needed now, so
+ * that they spend the budget while logs are decoded and stored rather than after; a range that needs one still on
+ * its way waits for it instead of reading it again.
  */
 import {
   type Header,
@@ -52,6 +55,10 @@ export class Fetcher {
   private readonly transactions = new Map<string, TransactionInfo | null>();
   /** Headers read for ranges not yet committed (`rangeHeaders`), by number. */
   private readonly kept = new Map<number, Header>();
+  /** Headers read ahead and not answered yet (`readAhead`), by number: undefined when the node had none. */
+  private readonly ahead = new Map<number, Promise<Header | undefined>>();
+  /** Changes when every kept header is forgotten: a read ahead answered after that keeps nothing. */
+  private era = 0;
 
   constructor(
     readonly rpc: RpcClient,
@@ -88,11 +95,15 @@ export class Fetcher {
   async rangeHeaders(numbers: Iterable<number>): Promise<Map<number, Header>> {
     const out = new Map<number, Header>();
     const wanted = new Set<number>();
+    const coming: Promise<void>[] = [];
     for (const n of numbers) {
       const known = this.kept.get(n);
+      const soon = known ? undefined : this.ahead.get(n);
       if (known) out.set(n, known);
+      else if (soon) coming.push(soon.then((header) => void (header ? out.set(n, header) : wanted.add(n))));
       else wanted.add(n);
     }
+    await Promise.all(coming);
     for (const [n, header] of await this.headers([...wanted])) {
       this.kept.set(n, header);
       out.set(n, header);
@@ -100,10 +111,34 @@ export class Fetcher {
     return out;
   }
 
+  /**
+   * Reads ahead the headers of blocks that ranges read soon will need, at the pace left over by the calls needed
+   * now, and keeps them. A block the node has no header for is not kept (its range asks again); a failure is its
+   * range's to meet when it asks.
+   */
+  readAhead(numbers: readonly number[]): void {
+    const wanted = numbers.filter((n) => !this.kept.has(n) && !this.ahead.has(n));
+    if (wanted.length === 0) return;
+    const era = this.era;
+    const read = this.headers(wanted, true).catch(() => new Map<number, Header>());
+    for (const n of wanted) {
+      const one = read.then((headers) => {
+        const header = headers.get(n);
+        if (this.era !== era) return undefined;
+        if (header) this.kept.set(n, header);
+        this.ahead.delete(n);
+        return header;
+      });
+      this.ahead.set(n, one);
+    }
+  }
+
   /** Forgets the headers kept for blocks up to `upTo` (committed), or all of them (the chain may have moved). */
   forgetHeaders(upTo = Number.POSITIVE_INFINITY): void {
     if (upTo === Number.POSITIVE_INFINITY) {
       this.kept.clear();
+      this.ahead.clear();
+      this.era++;
     } else for (const n of this.kept.keys()) if (n <= upTo) this.kept.delete(n);
   }
 
@@ -112,13 +147,15 @@ export class Fetcher {
     return this.rpc.call<Header | null>("eth_getBlockByNumber", [toHex(number), false]);
   }
 
-  /** Headers of these blocks, those the node has. */
-  async headers(numbers: number[]): Promise<Map<number, Header>> {
+  /** Headers of these blocks, those the node has; `spare`: read ahead of need (paced after what is needed now). */
+  async headers(numbers: number[], spare = false): Promise<Map<number, Header>> {
     const out = new Map<number, Header>();
     for (let i = 0; i < numbers.length; i += BATCH) {
       const chunk = numbers.slice(i, i + BATCH);
       const results = await this.rpc.batch(
         chunk.map((n) => ({ method: "eth_getBlockByNumber", params: [toHex(n), false] })),
+        undefined,
+        spare,
       );
       results.forEach((header, j) => {
         if (header) out.set(chunk[j]!, header as Header);

@@ -53,15 +53,18 @@ export class RangeReader {
    * verification, timestamps), each a call; split, the order would be spread over several places.
    */
   async read(from: number, to: number, head: number, sparse = false): Promise<ReadFact> {
-    // Near the head, the blocks' headers come first: logs of another block than these name were read across a
-    // moving chain. `null` is "not there yet" (a backend behind the head another one announced), never "nothing".
-    // Where the chain turns dense after sparse blocks near the head, the end block's bloom (read anyway) warns of
-    // that before the logs are asked for.
+    // Near the head, each block's header is checked against the logs: logs of another block than it names were read
+    // across a moving chain. `null` is "not there yet" (a backend behind the head another one announced), never
+    // "nothing". Where the chain turns dense after sparse blocks near the head, the end block's bloom warns of that
+    // before the logs are asked for: that header is read first. The others are read ahead, paced after the logs
+    // call (fetcher.ts `readAhead`), so that the budget they cost is spent while the logs are decoded.
     const window = headWindow(from, to, head);
-    const early = await this.fetcher.rangeHeaders(window);
-    const absent = window.find((n) => !early.has(n));
-    if (absent !== undefined) return noHeader(absent);
-    if (from < to && sparse && looksDense(early.get(to))) return { kind: "dense end" };
+    if (from < to && sparse && window.includes(to)) {
+      const end = await this.fetcher.rangeHeaders([to]);
+      if (!end.has(to)) return noHeader(to);
+      if (looksDense(end.get(to))) return { kind: "dense end" };
+    }
+    this.fetcher.readAhead(window);
     const answer = await this.fetcher.logs(from, to);
     if (answer.kind !== "logs") return answer;
     let decoded = await this.decoder.decode((size) => answer.slices.slices(size));

@@ -106,7 +106,13 @@ describe("the index through a metered endpoint", { timeout: 120_000 }, () => {
 
   for (const status of [200, 413] as const) {
     it(`sends smaller batches where every item of a larger one is refused "batch too large" (HTTP ${status})`, async () => {
-      const run = await indexThrough(`batch_${status}`, { maxBatch: 7, maxBatchStatus: status });
+      // A plan that lets the head window's headers go in batches of more than 7 (read ahead, a batch is cut to what
+      // the pacer's bucket holds: 3 headers at the smallest plan).
+      const run = await indexThrough(
+        `batch_${status}`,
+        { maxBatch: 7, maxBatchStatus: status },
+        { INDEX_RPC_CU_PER_SECOND: "20000" },
+      );
       expect(run.code, run.stderr).toBe(0);
       expect(run.rows).toEqual(chain.baseline);
       expect(run.meter.batchesRefused).toBeGreaterThan(0);
