@@ -6,7 +6,8 @@
  *
  * Contenders, each a process of its own, rounds interleaved: this build (default limits), this build with
  * CHAINMAIL_MAX_EVENT_LOOP_DELAY_MS=100 and, with
- * BENCH_SERVICE_BASELINE=<dist/cli/main.js of another build>, that build (before/after). Figures per run: answered
+ * BENCH_SERVICE_BASELINE=<dist/cli/main.js of another build>, that build (before/after); BENCH_SERVICE_SETTINGS adds
+ * this build with other settings ("name|NAME=value,NAME=value;name|…"). Figures per run: answered
  * (200) requests/s, their p50/p99/max latency measured per request by the client, refusals (503 with Retry-After)
  * per second and how fast they came, other failures.
  */
@@ -172,6 +173,11 @@ export default async function serviceLoadBench(): Promise<void> {
     "after, loop 100 ms": [MAIN, { CHAINMAIL_MAX_EVENT_LOOP_DELAY_MS: "100" }],
   };
   if (process.env.BENCH_SERVICE_BASELINE) builds.before = [process.env.BENCH_SERVICE_BASELINE, {}];
+  // BENCH_SERVICE_SETTINGS="name|NAME=value,NAME=value;name|…": more contenders, this build with other settings.
+  for (const contender of (process.env.BENCH_SERVICE_SETTINGS ?? "").split(";").filter(Boolean)) {
+    const [name, pairs = ""] = contender.split("|");
+    builds[name!] = [MAIN, Object.fromEntries(pairs.split(",").filter(Boolean).map((pair) => pair.split("=", 2)))];
+  }
   let postgres: Awaited<ReturnType<typeof scratchDatabase>> | undefined;
   try {
     postgres = await scratchDatabase("chainmail_service_load");

@@ -14,6 +14,8 @@
  *   doubles back to where it was.
  * - A batch whose throttled items lie here and there, some served after them, was not cut off by a budget (which
  *   refuses the items from where it ran out): those 429s are independent, asked again at once, the rate kept.
+ * - A request refused whole, or from some item on (as a budget running out refuses), is judged by the next request
+ *   sent after its answer: refused whole too, it was the budget; served, the 429s were independent of the pace.
  * - 429s that keep coming at the same share however slow it goes are not the budget's: they are taken as
  *   independent failures (the rate goes back to where it was, and they are asked again at once) until the share
  *   of throttled calls rises clearly above theirs.
@@ -67,7 +69,7 @@ const INCREASE = 0.05;
 const PUMP_STEP_MS = 100;
 /** The bucket holds this long at the current rate (bursts stay short). */
 const BURST_MS = 200;
-/** A request refused whole is judged independent when one sent after it is served within this long. */
+/** A request refused whole or in its tail is judged independent when one sent after it is served within this long. */
 const JUDGE_MS = 300;
 /** Share of a stated plan any one-second window may carry (the rest: the time calls take to reach the provider). */
 const WINDOW_SHARE = 0.95;
@@ -155,6 +157,7 @@ export class Pacer {
   private readonly spareQueue: Waiter[] = [];
   /** When a request refused whole was answered, while what follows it has not yet told why. */
   private refusedAt: number | undefined;
+  private refusedWhole = false;
   /** Under a stated plan: what was let go in the last second, oldest first. */
   private readonly released: { at: number; cost: number }[] = [];
   private pumping = false;
@@ -256,9 +259,9 @@ export class Pacer {
    * the throttling is the budget's; judges it independent when its share stays the same at a lower rate, or at once
    * when `scattered`. A budget refuses a batch's items from where it ran out (a tail); items refused here and there,
    * with some served after them, are independent of the pace: asked again at once, the rate left as it is.
-   * A request refused whole is judged by the next one sent after its answer: a budget that ran out refuses that one
-   * too, so one served within `JUDGE_MS` says the 429 was independent; one refused, or none within that time, says
-   * it was the budget's.
+   * A request refused whole or from some item on is judged by the next one sent after its answer: a budget that ran
+   * out refuses that one whole too, so one served within `JUDGE_MS` says the 429s were independent; one refused
+   * whole, or none within that time, says they were the budget's.
    */
   answered(items: number, throttled: number, cost = items, scattered = false, sentAt?: number): void {
     this.counts.throttled += throttled;
@@ -275,12 +278,13 @@ export class Pacer {
       this.lastServed = now;
       this.rateWhenServed = this.rate;
     }
-    const whole = items > 0 && throttled === items && !scattered;
+    // Refused whole, or from some item on (a tail): what a budget running out looks like, unless what follows says not.
+    const cutOff = throttled > 0 && !scattered;
     // Once 429s are known to be independent, their share decides (budgetThrottled), not the next answer.
     if (sentAt !== undefined && this.randomShare === undefined) {
-      const verdict = this.judgeRefusal(now, sentAt, whole);
+      const verdict = this.judgeRefusal(now, sentAt, cutOff, throttled === items);
       if (verdict === "budget") this.budgetThrottled(now);
-      if (verdict !== "none" || whole) return;
+      if (verdict !== "none" || cutOff) return;
     }
     if (throttled === 0) return;
     if (scattered) {
@@ -294,21 +298,37 @@ export class Pacer {
    * What the request answered now says of a whole refusal held for judgement (`refusedAt`): "budget", "independent",
    * "none" (nothing to judge, or not yet). A whole refusal with none held is held from now.
    */
-  private judgeRefusal(now: number, sentAt: number, whole: boolean): "budget" | "independent" | "none" {
+  private judgeRefusal(
+    now: number,
+    sentAt: number,
+    cutOff: boolean,
+    whole: boolean,
+  ): "budget" | "independent" | "none" {
     const held = this.refusedAt;
     if (held !== undefined && now - held > JUDGE_MS) {
-      // No request sent after it was answered in time: as a budget's.
-      this.refusedAt = whole ? now : undefined;
-      return "budget";
+      // No request sent after it was answered in time. Refused whole, it counts as the budget's; refused in its
+      // tail only, it says too little to slow down for.
+      const wasWhole = this.refusedWhole;
+      this.hold(cutOff ? now : undefined, whole);
+      if (wasWhole) return "budget";
     }
-    if (held === undefined || sentAt < held) {
-      if (whole) this.refusedAt ??= now;
+    const still = this.refusedAt;
+    if (still === undefined || sentAt < still) {
+      if (cutOff && still === undefined) this.hold(now, whole);
       return "none";
     }
-    this.refusedAt = undefined;
-    // Sent after the refusal: refused too, the budget ran out; served, the refusal was independent of the pace
-    // (unless refusals already make up most calls: then something does hold it back).
-    return whole || this.recentShare() > 0.5 ? "budget" : "independent";
+    // Sent after the refusal: refused whole too, the budget ran out; served (even in part), the refusal was
+    // independent of the pace (unless refusals already make up most calls: then something does hold it back).
+    this.hold(undefined, false);
+    if (whole || (this.recent.length >= RECENT / 2 && this.recentShare() > 0.5)) return "budget";
+    // Its own tail, if any, waits for the next request in turn.
+    if (cutOff) this.hold(now, false);
+    return "independent";
+  }
+
+  private hold(at: number | undefined, whole: boolean): void {
+    this.refusedAt = at;
+    this.refusedWhole = at !== undefined && whole;
   }
 
   /** Throttling taken as the budget's: the rate lowered, at most once per step, unless judged independent. */

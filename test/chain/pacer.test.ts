@@ -290,4 +290,29 @@ describe("the pacer", () => {
     }
     expect(pacer.currentRate).toBeGreaterThan(297 * 2);
   });
+
+  it("does not slow down for items refused at random in small batches, whatever their place in the batch", async () => {
+    let clock = 0;
+    const draw = seededRandom(11);
+    const pacer = new Pacer({
+      provider: PROVIDER.alchemy,
+      wait: async (ms) => {
+        clock += ms;
+      },
+      now: () => clock,
+    });
+    const batch = Array.from({ length: 3 }, () => ({ method: "eth_getBlockByNumber" }));
+    while (clock < 5_000) {
+      await pacer.take(batch);
+      const sentAt = clock;
+      clock += 5;
+      // 30 % of items refused, each on its own: often the last one or two, as a budget's tail would be.
+      const refused = batch.map(() => draw() < 0.3);
+      const throttled = refused.filter(Boolean).length;
+      const scattered = throttled > 0 && refused.lastIndexOf(false) > refused.indexOf(true);
+      pacer.answered(3, throttled, 48, scattered, sentAt);
+    }
+    // Slow start went on: the pace is well above where it began (a decrease for each tail would sink it).
+    expect(pacer.currentRate).toBeGreaterThan(297 * 2);
+  });
 });
