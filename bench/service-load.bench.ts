@@ -176,7 +176,15 @@ export default async function serviceLoadBench(): Promise<void> {
   // BENCH_SERVICE_SETTINGS="name|NAME=value,NAME=value;name|…": more contenders, this build with other settings.
   for (const contender of (process.env.BENCH_SERVICE_SETTINGS ?? "").split(";").filter(Boolean)) {
     const [name, pairs = ""] = contender.split("|");
-    builds[name!] = [MAIN, Object.fromEntries(pairs.split(",").filter(Boolean).map((pair) => pair.split("=", 2)))];
+    builds[name!] = [
+      MAIN,
+      Object.fromEntries(
+        pairs
+          .split(",")
+          .filter(Boolean)
+          .map((pair) => pair.split("=", 2)),
+      ),
+    ];
   }
   let postgres: Awaited<ReturnType<typeof scratchDatabase>> | undefined;
   try {
