@@ -155,7 +155,7 @@ export class Pacer {
   /** Requests waiting for the bucket, in order; those asked ahead of need apart, served after them. */
   private readonly queue: Waiter[] = [];
   private readonly spareQueue: Waiter[] = [];
-  /** When a request refused whole was answered, while what follows it has not yet told why. */
+  /** When a request refused whole or in its tail was answered, while what follows has not yet told why. */
   private refusedAt: number | undefined;
   private refusedWhole = false;
   /** Under a stated plan: what was let go in the last second, oldest first. */
@@ -261,7 +261,8 @@ export class Pacer {
    * with some served after them, are independent of the pace: asked again at once, the rate left as it is.
    * A request refused whole or from some item on is judged by the next one sent after its answer: a budget that ran
    * out refuses that one whole too, so one served within `JUDGE_MS` says the 429s were independent; one refused
-   * whole, or none within that time, says they were the budget's.
+   * whole says they were the budget's, and so does no request in that time after a whole refusal (after a tail,
+   * nothing is concluded).
    */
   answered(items: number, throttled: number, cost = items, scattered = false, sentAt?: number): void {
     this.counts.throttled += throttled;
@@ -295,8 +296,8 @@ export class Pacer {
   }
 
   /**
-   * What the request answered now says of a whole refusal held for judgement (`refusedAt`): "budget", "independent",
-   * "none" (nothing to judge, or not yet). A whole refusal with none held is held from now.
+   * What the request answered now says of a refusal held for judgement (`refusedAt`, whole or a tail): "budget",
+   * "independent", "none" (nothing to judge, or not yet). A refusal with none held is held from now.
    */
   private judgeRefusal(
     now: number,
