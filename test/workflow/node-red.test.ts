@@ -112,14 +112,26 @@ const at = (path: string) => received.filter((r) => r.path === path).map((r) => 
 const textAt = (path: string) => received.filter((r) => r.path === path).map((r) => r.body);
 
 async function startNodeRed() {
-  nodeRed = start(
-    runtime("NODE_RED"),
-    ["--userDir", userDir, "--port", String(port), "--settings", join(userDir, "settings.js")],
-    node24Env({ NFTPORT_BASE_URL: nftport.url, OPENSEA_BASE_URL: opensea.url, MAILJET_BASE_URL: mailjet.url }),
-  );
-  // "Started flows", not the server line before it: a deploy made before the first start is done would take that
-  // first start's line for its own, and inject into flows not started yet.
-  await nodeRed.waitFor(/Started flows/, 60_000);
+  for (let attempt = 1; ; attempt++) {
+    nodeRed = start(
+      runtime("NODE_RED"),
+      ["--userDir", userDir, "--port", String(port), "--settings", join(userDir, "settings.js")],
+      node24Env({ NFTPORT_BASE_URL: nftport.url, OPENSEA_BASE_URL: opensea.url, MAILJET_BASE_URL: mailjet.url }),
+    );
+    try {
+      // "Started flows", not the server line before it: a deploy made before the first start is done would take that
+      // first start's line for its own, and inject into flows not started yet. Node-RED starts its flows before it
+      // listens, so the server line is waited for too: the port chosen free may have been taken meanwhile (by any
+      // process's outgoing connection), and Node-RED then exits with "port in use".
+      await nodeRed.waitFor(/Started flows/, 60_000);
+      await nodeRed.waitFor(/Server now running at/, 60_000);
+      return;
+    } catch (err) {
+      if (attempt >= 3 || !/port in use/.test(nodeRed.output())) throw err;
+      await nodeRed.stop();
+      port = await freePort();
+    }
+  }
 }
 
 const admin = async (path: string, init: RequestInit = {}) => {
