@@ -5,7 +5,7 @@
  * share of requests whatever the rate.
  */
 import { describe, expect, it } from "vitest";
-import { Pacer } from "../../src/chain/pacer.js";
+import { Pacer, type PacerOptions } from "../../src/chain/pacer.js";
 import { PROVIDER } from "../../src/chain/providers.js";
 import { seededRandom } from "../upstreams/provider-words.js";
 
@@ -22,17 +22,23 @@ interface Simulation {
 }
 
 /** Sends header batches one after the other for `seconds` of simulated time; the rate over time and the outcome. */
-async function simulate(sim: Simulation) {
-  let clock = 0;
-  const draw = seededRandom(3);
+/** A pacer on a simulated clock: the waits it asks for advance `clock.ms`, as the tests' round trips do. */
+function onClock(options: Partial<PacerOptions> = {}) {
+  const clock = { ms: 0 };
   const pacer = new Pacer({
-    provider: PROVIDER[sim.provider ?? "alchemy"],
-    unitsPerSecond: sim.stated,
+    provider: PROVIDER.alchemy,
+    ...options,
     wait: async (ms) => {
-      clock += ms;
+      clock.ms += ms;
     },
-    now: () => clock,
+    now: () => clock.ms,
   });
+  return { pacer, clock };
+}
+
+async function simulate(sim: Simulation) {
+  const draw = seededRandom(3);
+  const { pacer, clock } = onClock({ provider: PROVIDER[sim.provider ?? "alchemy"], unitsPerSecond: sim.stated });
   const calls = Array.from({ length: sim.batch ?? 3 }, () => ({ method: "eth_getBlockByNumber" }));
   let window = -1;
   let used = 0;
@@ -40,13 +46,13 @@ async function simulate(sim: Simulation) {
   let throttled = 0;
   let overBudget = 0;
   const rates: number[] = [];
-  while (clock < sim.seconds * 1000) {
+  while (clock.ms < sim.seconds * 1000) {
     await pacer.take(calls);
-    const sentAt = clock;
-    clock += 5; // the round trip
+    const sentAt = clock.ms;
+    clock.ms += 5; // the round trip
     const cost = pacer.cost(calls);
-    if (Math.floor(clock / 1000) !== window) {
-      window = Math.floor(clock / 1000);
+    if (Math.floor(clock.ms / 1000) !== window) {
+      window = Math.floor(clock.ms / 1000);
       used = 0;
     }
     let refused = sim.randomShare !== undefined && draw() < sim.randomShare;
@@ -60,7 +66,7 @@ async function simulate(sim: Simulation) {
     pacer.answered(calls.length, refused ? calls.length : 0, cost, false, sentAt);
     rates.push(pacer.currentRate ?? 0);
   }
-  return { pacer, rates, served, throttled, overBudget, clock };
+  return { pacer, rates, served, throttled, overBudget, clock: clock.ms };
 }
 
 describe("the pacer", () => {
@@ -77,14 +83,7 @@ describe("the pacer", () => {
   });
 
   it("lowers the rate by 0.7x on a throttled answer, at most once per half second", async () => {
-    let clock = 0;
-    const pacer = new Pacer({
-      provider: PROVIDER.alchemy,
-      wait: async (ms) => {
-        clock += ms;
-      },
-      now: () => clock,
-    });
+    const { pacer, clock } = onClock();
     await pacer.take([{ method: "eth_getLogs" }]);
     pacer.answered(1, 1);
     expect(pacer.currentRate).toBeCloseTo(297 * 0.7, 5);
@@ -118,14 +117,7 @@ describe("the pacer", () => {
   });
 
   it("takes a batch's items throttled here and there as independent at once, and a throttled tail as the budget's", async () => {
-    let clock = 0;
-    const pacer = new Pacer({
-      provider: PROVIDER.alchemy,
-      wait: async (ms) => {
-        clock += ms;
-      },
-      now: () => clock,
-    });
+    const { pacer, clock } = onClock();
     const calls = Array.from({ length: 10 }, () => ({ method: "eth_getBlockByNumber" }));
     await pacer.take(calls);
     pacer.answered(10, 3, pacer.cost(calls), true);
@@ -136,22 +128,14 @@ describe("the pacer", () => {
   });
 
   it("after an outage (every call refused for seconds) goes back to the pace before it, not to where it fell", async () => {
-    let clock = 0;
-    const pacer = new Pacer({
-      provider: PROVIDER.alchemy,
-      unitsPerSecond: 660,
-      wait: async (ms) => {
-        clock += ms;
-      },
-      now: () => clock,
-    });
+    const { pacer, clock } = onClock({ unitsPerSecond: 660 });
     const calls = [{ method: "eth_getBlockByNumber" }];
     const before = pacer.currentRate!;
     for (const end of [3_000, 6_000]) {
       const refused = end === 3_000;
-      while (clock < end) {
+      while (clock.ms < end) {
         await pacer.take(calls);
-        clock += 5;
+        clock.ms += 5;
         pacer.answered(1, refused ? 1 : 0, pacer.cost(calls));
       }
       if (refused) expect(pacer.currentRate!).toBeLessThan(before * 0.5);
@@ -168,39 +152,32 @@ describe("the pacer", () => {
   });
 
   it("judges a request refused whole by the next one sent after it: served, the 429 was not the budget's", async () => {
-    let clock = 0;
-    const pacer = new Pacer({
-      provider: PROVIDER.alchemy,
-      wait: async (ms) => {
-        clock += ms;
-      },
-      now: () => clock,
-    });
+    const { pacer, clock } = onClock();
     const header = [{ method: "eth_getBlockByNumber" }];
     // Enough answers for the rate to be judged (a decrease needs them), all served.
     for (let i = 0; i < 10; i++) {
       await pacer.take(header);
-      pacer.answered(1, 0, 16, false, clock);
-      clock += 10;
+      pacer.answered(1, 0, 16, false, clock.ms);
+      clock.ms += 10;
     }
     const before = pacer.currentRate!;
     await pacer.take(header);
-    const refusedSent = clock;
-    clock += 10;
+    const refusedSent = clock.ms;
+    clock.ms += 10;
     pacer.answered(1, 1, 16, false, refusedSent);
     // The next request, sent after that answer, is served: a budget that ran out would have refused it too.
     await pacer.take(header);
-    pacer.answered(1, 0, 16, false, clock);
+    pacer.answered(1, 0, 16, false, clock.ms);
     expect(pacer.currentRate).toBeGreaterThanOrEqual(before);
     // Refused again instead: the budget's, and the rate falls.
-    clock += 600;
+    clock.ms += 600;
     await pacer.take(header);
     const then = pacer.currentRate!;
-    const sent = clock;
-    clock += 10;
+    const sent = clock.ms;
+    clock.ms += 10;
     pacer.answered(1, 1, 16, false, sent);
     await pacer.take(header);
-    pacer.answered(1, 1, 16, false, clock);
+    pacer.answered(1, 1, 16, false, clock.ms);
     expect(pacer.currentRate).toBeCloseTo(then * 0.7, 5);
   });
 
@@ -218,15 +195,7 @@ describe("the pacer", () => {
   });
 
   it("lets calls read ahead of need go only when no needed call waits, in the budget left over", async () => {
-    let clock = 0;
-    const pacer = new Pacer({
-      provider: PROVIDER.alchemy,
-      unitsPerSecond: 300,
-      wait: async (ms) => {
-        clock += ms;
-      },
-      now: () => clock,
-    });
+    const { pacer, clock } = onClock({ unitsPerSecond: 300 });
     const headers = Array.from({ length: 10 }, () => ({ method: "eth_getBlockByNumber" }));
     const order: string[] = [];
     // The bucket is emptied first, so that every call below waits its turn.
@@ -236,29 +205,24 @@ describe("the pacer", () => {
     await Promise.all([...spare, ...needed]);
     expect(order).toEqual(["logs 1", "logs 2", "ahead 1", "ahead 2"]);
     // At the paced rate all the same: the 470 CU after the first batch at 0.9 × 300 CU/s.
-    expect(clock).toBeGreaterThan(((75 * 2 + 160 * 2) / 270) * 1000 * 0.9);
+    expect(clock.ms).toBeGreaterThan(((75 * 2 + 160 * 2) / 270) * 1000 * 0.9);
   });
 
   it("keeps a stated plan in every one-second window, whatever mix of small and large calls it paces", async () => {
-    let clock = 0;
-    const pacer = new Pacer({
-      provider: PROVIDER.alchemy,
-      unitsPerSecond: 330,
-      wait: async (ms) => {
-        clock += ms;
-      },
-      now: () => clock,
-    });
-    const logs = [{ method: "eth_getLogs" }];
-    // A batch of a second of the plan (18 headers: 288 CU), then logs and small batches: the bucket (59 CU) goes
-    // into debt for the large ones.
-    const mixes = [Array.from({ length: 18 }, () => ({ method: "eth_getBlockByNumber" })), logs, logs.slice(0, 0)];
+    const { pacer, clock } = onClock({ unitsPerSecond: 330 });
+    // In turn: a batch of a second of the plan (18 headers: 288 CU), a logs call and a header: the bucket (59 CU)
+    // goes into debt for the large ones.
+    const mix = [
+      Array.from({ length: 18 }, () => ({ method: "eth_getBlockByNumber" })),
+      [{ method: "eth_getLogs" }],
+      [{ method: "eth_getBlockByNumber" }],
+    ];
     const released: { at: number; cost: number }[] = [];
     for (let i = 0; i < 300; i++) {
-      const calls = i % 3 === 2 ? [{ method: "eth_getBlockByNumber" }] : mixes[i % 3]!;
+      const calls = mix[i % 3]!;
       await pacer.take(calls);
-      released.push({ at: clock, cost: pacer.cost(calls) });
-      clock += 3;
+      released.push({ at: clock.ms, cost: pacer.cost(calls) });
+      clock.ms += 3;
     }
     // Every window a provider might count in (starting at any release) holds at most the plan.
     for (const start of released) {
@@ -268,23 +232,16 @@ describe("the pacer", () => {
   });
 
   it("does not raise the rate for calls read ahead of need (they are not demand)", async () => {
-    let clock = 0;
-    const pacer = new Pacer({
-      provider: PROVIDER.alchemy,
-      wait: async (ms) => {
-        clock += ms;
-      },
-      now: () => clock,
-    });
+    const { pacer, clock } = onClock();
     const header = [{ method: "eth_getBlockByNumber" }];
-    while (clock < 5_000) {
+    while (clock.ms < 5_000) {
       await pacer.take(header, true);
       pacer.answered(1, 0, 16);
     }
     expect(pacer.currentRate).toBeCloseTo(297, 0);
     // Needed calls held back raise it as before (slow start).
-    const start = clock;
-    while (clock < start + 2_000) {
+    const start = clock.ms;
+    while (clock.ms < start + 2_000) {
       await pacer.take(header);
       pacer.answered(1, 0, 16);
     }
@@ -292,20 +249,13 @@ describe("the pacer", () => {
   });
 
   it("does not slow down for items refused at random in small batches, whatever their place in the batch", async () => {
-    let clock = 0;
     const draw = seededRandom(11);
-    const pacer = new Pacer({
-      provider: PROVIDER.alchemy,
-      wait: async (ms) => {
-        clock += ms;
-      },
-      now: () => clock,
-    });
+    const { pacer, clock } = onClock();
     const batch = Array.from({ length: 3 }, () => ({ method: "eth_getBlockByNumber" }));
-    while (clock < 5_000) {
+    while (clock.ms < 5_000) {
       await pacer.take(batch);
-      const sentAt = clock;
-      clock += 5;
+      const sentAt = clock.ms;
+      clock.ms += 5;
       // 30 % of items refused, each on its own: often the last one or two, as a budget's tail would be.
       const refused = batch.map(() => draw() < 0.3);
       const throttled = refused.filter(Boolean).length;
