@@ -14,7 +14,7 @@
  * waits for the first to stop.
  */
 import { spawn } from "node:child_process";
-import { appendFileSync, openSync, readdirSync, readFileSync, writeFileSync } from "node:fs";
+import { appendFileSync, openSync, readdirSync, readFileSync, renameSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 
 const CLI = process.env.DOCS_TEST_CLI;
@@ -36,6 +36,15 @@ function readiness(argv) {
 
 function nextId(prefix) {
   return readdirSync(STATE).filter((f) => f.startsWith(prefix) && f.endsWith(".json")).length + 1;
+}
+
+/**
+ * Writes a record whole: the test and other shims read these files while they change, and a file rewritten in place
+ * can be read half old, half new (CI: "Unexpected non-whitespace character after JSON").
+ */
+function writeRecord(path, value) {
+  writeFileSync(`${path}.tmp`, JSON.stringify(value));
+  renameSync(`${path}.tmp`, path);
 }
 
 /** Stops the background commands `argv` would wait for (SIGTERM, as Ctrl-C) and waits until they ended. */
@@ -69,7 +78,7 @@ function foreground(argv) {
     });
     child.on("close", (code, signal) => {
       const status = code ?? (signal ? 128 : 1);
-      writeFileSync(join(STATE, `call-${id}.json`), JSON.stringify({ args: argv, code: status }));
+      writeRecord(join(STATE, `call-${id}.json`), { args: argv, code: status });
       resolve(status);
     });
   });
@@ -81,10 +90,10 @@ function keep(id, argv) {
   const child = spawn(process.execPath, [CLI, ...argv], {
     stdio: ["ignore", openSync(join(STATE, `bg-${id}.out`), "a"), openSync(join(STATE, `bg-${id}.err`), "a")],
   });
-  writeFileSync(record, JSON.stringify({ args: argv, pid: child.pid }));
+  writeRecord(record, { args: argv, pid: child.pid });
   for (const signal of ["SIGTERM", "SIGINT", "SIGHUP"]) process.on(signal, () => child.kill(signal));
   child.on("close", (code, signal) => {
-    writeFileSync(record, JSON.stringify({ args: argv, pid: child.pid, code, signal }));
+    writeRecord(record, { args: argv, pid: child.pid, code, signal });
     process.exit(0);
   });
 }
