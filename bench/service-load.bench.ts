@@ -41,6 +41,10 @@ interface Figures {
   shedP99: number;
   withoutRetryAfter: number;
   failed: number;
+  /** The slowest answered request: when it was sent (ms into the run) and which request of its connection it was. */
+  slowest: { sentAtMs: number; nth: number };
+  /** Answered requests the service itself timed over 1 s (its /metrics histogram), to tell its wait from the socket's. */
+  serverOver1s: number;
 }
 
 async function fill(db: string): Promise<void> {
@@ -121,6 +125,8 @@ async function load(url: string): Promise<Figures> {
   const shed: number[] = [];
   let withoutRetryAfter = 0;
   let failed = 0;
+  const began = performance.now();
+  let slowest = { ms: -1, sentAtMs: 0, nth: 0 };
   const result = await autocannon({
     url,
     connections: CONNECTIONS,
@@ -131,7 +137,9 @@ async function load(url: string): Promise<Figures> {
         method: "POST",
         setupRequest: (request, context) => {
           const page = next();
-          (context as { sent?: number }).sent = performance.now();
+          const state = context as { sent?: number; nth?: number };
+          state.sent = performance.now();
+          state.nth = (state.nth ?? 0) + 1;
           return {
             ...request,
             path: `/nodes/${page.route}`,
@@ -140,9 +148,12 @@ async function load(url: string): Promise<Figures> {
           };
         },
         onResponse: (status, _body, context, headers) => {
-          const ms = performance.now() - ((context as { sent?: number }).sent ?? Number.NaN);
-          if (status === 200) answered.push(ms);
-          else if (status === 503) {
+          const state = context as { sent?: number; nth?: number };
+          const ms = performance.now() - (state.sent ?? Number.NaN);
+          if (status === 200) {
+            answered.push(ms);
+            if (ms > slowest.ms) slowest = { ms, sentAtMs: (state.sent ?? 0) - began, nth: state.nth ?? 0 };
+          } else if (status === 503) {
             shed.push(ms);
             if (!(headers as Record<string, string>)["retry-after"]) withoutRetryAfter++;
           } else failed++;
@@ -161,7 +172,24 @@ async function load(url: string): Promise<Figures> {
     shedP99: pct(shed, 99),
     withoutRetryAfter,
     failed: failed + result.errors + result.timeouts,
+    slowest: { sentAtMs: slowest.sentAtMs, nth: slowest.nth },
+    serverOver1s: await answeredOver1s(url),
   };
+}
+
+/** Answered (200) node requests the service timed at over 1 s, from its latency histogram. */
+async function answeredOver1s(url: string): Promise<number> {
+  const text = await (await fetch(`${url}/metrics`, { headers: { authorization: `Bearer ${TOKEN}` } })).text();
+  let total = 0;
+  let within1s = 0;
+  for (const line of text.split("\n")) {
+    if (!line.startsWith("chainmail_http_request_duration_seconds_bucket{") || !line.includes('status="200"')) continue;
+    if (!line.includes('route="/nodes/')) continue;
+    const count = Number(line.slice(line.lastIndexOf(" ") + 1));
+    if (line.includes('le="+Inf"')) total += count;
+    else if (line.includes('le="1"')) within1s += count;
+  }
+  return total - within1s;
 }
 
 export default async function serviceLoadBench(): Promise<void> {
@@ -224,7 +252,9 @@ export default async function serviceLoadBench(): Promise<void> {
           console.log(
             `  ${name.padEnd(18)} round ${i + 1}: answered ${f.rps.toFixed(0)} req/s, p50 ${f.p50.toFixed(0)} ms, ` +
               `p99 ${f.p99.toFixed(0)} ms, max ${f.max.toFixed(0)} ms; shed ${f.shedPerSecond.toFixed(0)}/s ` +
-              `(p99 ${f.shedP99.toFixed(0)} ms, ${f.withoutRetryAfter} without Retry-After); failed ${f.failed}`,
+              `(p99 ${f.shedP99.toFixed(0)} ms, ${f.withoutRetryAfter} without Retry-After); failed ${f.failed}; ` +
+              `slowest sent ${f.slowest.sentAtMs.toFixed(0)} ms in, request ${f.slowest.nth} of its connection; ` +
+              `${f.serverOver1s} over 1 s by the service's clock`,
           );
         }
         console.log(
