@@ -466,7 +466,8 @@ export const EnvSchema = Type.Object({
   CHAINMAIL_QUEUE_TIMEOUT_MS: duration(1, {
     group: service,
     description: "longest a node request waits in line before it is refused (503)",
-    default: 500,
+    // 200 ms: under 500 busy connections the answered requests' p99 stays near 250 ms (BENCHMARKS.md).
+    default: 200,
     max: MAX_HEADERS_TIMEOUT_MS,
   }),
   // Under more load than the CPU serves, requests wait unread in their sockets while the loop comes round; past this

@@ -83,7 +83,7 @@ describe("the pacer", () => {
   });
 
   it("lowers the rate by 0.7x on a throttled answer, at most once per half second", async () => {
-    const { pacer, clock } = onClock();
+    const { pacer } = onClock();
     await pacer.take([{ method: "eth_getLogs" }]);
     pacer.answered(1, 1);
     expect(pacer.currentRate).toBeCloseTo(297 * 0.7, 5);
@@ -117,7 +117,7 @@ describe("the pacer", () => {
   });
 
   it("takes a batch's items throttled here and there as independent at once, and a throttled tail as the budget's", async () => {
-    const { pacer, clock } = onClock();
+    const { pacer } = onClock();
     const calls = Array.from({ length: 10 }, () => ({ method: "eth_getBlockByNumber" }));
     await pacer.take(calls);
     pacer.answered(10, 3, pacer.cost(calls), true);
