@@ -16,10 +16,22 @@ export const EXACT_SUFFIX = "_exact";
 /** A plain decimal: digits, an optional fraction, no exponent. */
 const DECIMAL = /^-?\d+(?:\.\d+)?$/;
 
-/** Objects given an exact text by `setExactDecimal` (and their copies by `withExactStrings`). */
-const holders = new WeakSet<object>();
-/** Those of them with a text a number does not write the same (`0.333333333333333333`, not `1.5`): JSON needs it. */
-const moreDigits = new WeakSet<object>();
+/**
+ * What an object was given: an exact text (HOLDER, by `setExactDecimal` or as a copy by `withExactStrings`), one a
+ * number does not write the same (MORE_DIGITS: `0.333333333333333333`, not `1.5`; JSON needs it). Kept on the object
+ * under a symbol, not enumerable (JSON, keys, spreads and deep equality do not see it), rather than in WeakSets: a
+ * WeakSet holding every priced record of every page made the collector's pauses the slow pages' cost (p99 of a page
+ * of 50 sales 2× in a micro-benchmark).
+ */
+const MARK = Symbol("chainmail.exactDecimals");
+const HOLDER = 1;
+const MORE_DIGITS = 2;
+const markOf = (holder: object): number =>
+  Object.hasOwn(holder, MARK) ? ((holder as Record<symbol, number>)[MARK] ?? 0) : 0;
+function mark(holder: object, level: number): void {
+  if (markOf(holder) >= level) return;
+  Object.defineProperty(holder, MARK, { value: level, enumerable: false, writable: true, configurable: true });
+}
 /** Whether any object ever got a text with more digits than its number writes: until then writers need not look. */
 let anyHolder = false;
 
@@ -32,8 +44,12 @@ export function decimalText(amount: bigint, decimals: number): string {
   return `${negative ? "-" : ""}${whole}${fraction ? `.${fraction}` : ""}`;
 }
 
+/** A plain decimal already in its shortest form: what the own index stores and `decimalText` writes. */
+const SHORTEST = /^-?(?:0|[1-9]\d*)(?:\.\d*[1-9])?$/;
+
 /** A plain decimal in its shortest form (`007.50` → `7.5`), or undefined when `text` is not one. */
 function canonical(text: string): string | undefined {
+  if (SHORTEST.test(text)) return text === "-0" ? "0" : text;
   if (!DECIMAL.test(text)) return undefined;
   const negative = text[0] === "-";
   const [whole = "", fraction = ""] = (negative ? text.slice(1) : text).split(".");
@@ -58,16 +74,15 @@ export function setExactDecimal(holder: object, key: string, text: string): void
     writable: true,
     configurable: true,
   });
-  holders.add(holder);
   if (exact !== String(value)) {
-    moreDigits.add(holder);
+    mark(holder, MORE_DIGITS);
     anyHolder = true;
-  }
+  } else mark(holder, HOLDER);
 }
 
 /** The exact text of `holder[key]`, when it has one that still stands for the number there. */
 export function exactDecimalOf(holder: object, key: string): string | undefined {
-  if (!holders.has(holder)) return undefined;
+  if (markOf(holder) === 0) return undefined;
   const record = holder as Record<string, unknown>;
   const value = record[key];
   const text = Object.hasOwn(holder, key + EXACT_SUFFIX) ? record[key + EXACT_SUFFIX] : undefined;
@@ -75,12 +90,11 @@ export function exactDecimalOf(holder: object, key: string): string | undefined 
 }
 
 /** Whether `holder` was given exact texts (a cheap first test before `exactDecimalOf`). */
-export const holdsExactDecimals = (holder: object): boolean => holders.has(holder);
+export const holdsExactDecimals = (holder: object): boolean => markOf(holder) !== 0;
 
 /** Marks a copy whose `<key>_exact` fields (now plain strings) stand for its numbers, as its original's did. */
 export function markExactCopy(original: object, copy: object): void {
-  holders.add(copy);
-  if (moreDigits.has(original)) moreDigits.add(copy);
+  mark(copy, markOf(original) || HOLDER);
 }
 
 /**
@@ -89,7 +103,7 @@ export function markExactCopy(original: object, copy: object): void {
  */
 export function containsExactDecimals(value: unknown, depth = 0): boolean {
   if (!anyHolder || typeof value !== "object" || value === null || depth > 200) return false;
-  if (moreDigits.has(value)) return true;
+  if (markOf(value) === MORE_DIGITS) return true;
   if (Array.isArray(value)) {
     for (const item of value) if (typeof item === "object" && containsExactDecimals(item, depth + 1)) return true;
     return false;

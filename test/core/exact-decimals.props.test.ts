@@ -134,6 +134,15 @@ describe("the own index's prices", () => {
       price: 1.2345678901234567,
       price_usd: 2469.135780246914,
     });
+    // Its keys, a spread and a structured clone show the documented shape: nothing the exact texts need shows.
+    expect(Object.keys(record.price_details)).toEqual(["asset_type", "price", "price_usd"]);
+    const spread = { ...record.price_details };
+    expect(Object.getOwnPropertySymbols(spread)).toEqual([]);
+    expect(Object.getOwnPropertyNames(structuredClone(record.price_details))).toEqual([
+      "asset_type",
+      "price",
+      "price_usd",
+    ]);
     expect(record.price_details.price_exact).toBe("1.234567890123456789");
     expect(record.price_details.price_usd_exact).toBe("2469.135780246913578");
     const text = stringifyJson(record);
