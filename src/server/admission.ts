@@ -58,28 +58,16 @@ export function createAdmission(limits: AdmissionLimits): Admission {
   const shed = (reply: FastifyReply, reason: Reason) =>
     sendError(reply.header("retry-after", retryAfterSeconds), overloaded(limits, reason));
 
-  // Requests started in this turn of the loop; the turn's end (its check phase, after the sockets were read) resets
-  // the count and starts those waiting.
-  let startedThisTurn = 0;
-  let turnEndScheduled = false;
-  const endTurn = () => {
-    turnEndScheduled = false;
-    startedThisTurn = 0;
-    startWaiting();
-  };
+  const turn = turnCounter(() => startWaiting());
   const start = (reply: FastifyReply, admit: () => void) => {
     inFlight++;
-    startedThisTurn++;
-    if (!turnEndScheduled) {
-      turnEndScheduled = true;
-      setImmediate(endTurn);
-    }
+    turn.count();
     // `close` fires once whether the answer was sent or the client went away: the place is always given back.
     reply.raw.once("close", release);
     admit();
   };
   const startWaiting = () => {
-    while (inFlight < limits.maxInFlight && startedThisTurn < STARTS_PER_TURN) {
+    while (inFlight < limits.maxInFlight && !turn.full()) {
       const next = line.next();
       if (!next) return;
       start(next.reply, next.admit);
@@ -92,9 +80,7 @@ export function createAdmission(limits: AdmissionLimits): Admission {
 
   return {
     hook(_request, reply, done) {
-      if (inFlight < limits.maxInFlight && line.queued === 0 && startedThisTurn < STARTS_PER_TURN) {
-        return start(reply, done);
-      }
+      if (inFlight < limits.maxInFlight && line.queued === 0 && !turn.full()) return start(reply, done);
       if (line.queued >= limits.maxQueued) return shed(reply, "queue_full");
       line.add(reply, done, limits.queueTimeoutMs, () => shed(reply, "waited"));
     },
@@ -104,6 +90,29 @@ export function createAdmission(limits: AdmissionLimits): Admission {
     },
     stop: () => loop?.stop(),
     state: () => ({ inFlight, queued: line.queued }),
+  };
+}
+
+/**
+ * The requests started in this turn of the event loop. The turn's end (its check phase, after the sockets were read)
+ * sets the count back to zero and calls `onNewTurn`, which starts those waiting.
+ */
+function turnCounter(onNewTurn: () => void): { count(): void; full(): boolean } {
+  let started = 0;
+  let endScheduled = false;
+  const endTurn = () => {
+    endScheduled = false;
+    started = 0;
+    onNewTurn();
+  };
+  return {
+    count() {
+      started++;
+      if (endScheduled) return;
+      endScheduled = true;
+      setImmediate(endTurn);
+    },
+    full: () => started >= STARTS_PER_TURN,
   };
 }
 
