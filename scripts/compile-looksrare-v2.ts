@@ -1,5 +1,5 @@
 /**
- * Builds the LooksRare v2 exchange that test/ingest/venues/looksrare-v2.test.ts deploys on anvil, from the Solidity
+ * Builds the LooksRare v2 exchange that test/ingest/venues/looksrare.v2.test.ts deploys on anvil, from the Solidity
  * sources LooksRare publishes on npm (`@looksrare/contracts-exchange-v2`, with the `@looksrare/contracts-libs`
  * version it pins): fetched with `npm pack` into a temporary folder, compiled with the `solc` npm package, and
  * written as test/fixtures/looksrare-v2/<Name>.json = { contractName, abi, bytecode, compiler, source }.

@@ -213,7 +213,7 @@ const lastDay = { day: Number.NaN, prefix: "" };
 /**
  * One row as NFTPort's record. Each shape is one object literal in NFTPort's key order (no spreads: a page maps
  * 50 rows and this was a fifth of its time); a key NFTPort leaves out is added in its place only when present.
- * Exported for its property test (test/sources/own-index/records.props.test.ts).
+ * Exported for its property test (test/sources/own-index/source.records.props.test.ts).
  */
 export function toRecord(row: ActivityRow): TransactionRecord {
   const quantity = toExactInteger(row.quantity)!;

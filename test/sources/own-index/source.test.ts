@@ -3,7 +3,7 @@
  * (SQLite here; PostgreSQL under CHAINMAIL_TEST_INDEX_DB=postgres): the retrievers' order (by contract and token
  * newest first, the chain oldest first), pages chained by continuations that are bound to their query, type
  * filters with the off-chain kinds answering nothing, the page size cap, block bounds beyond 2^53. (Reading a
- * database without an index is read.test.ts's; the record shapes, records.props.test.ts's; the same over an
+ * database without an index is read.test.ts's; the record shapes, source.records.props.test.ts's; the same over an
  * anvil-built index through the nodes, test/ingest/indexer.test.ts's.)
  */
 import fc from "fast-check";

@@ -8,11 +8,11 @@ import { mkdtempSync, readFileSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { parseJson } from "../../src/core/json.js";
-import { type NftportServer, startNftport, VALID_KEY } from "../upstreams/nftport.js";
-import { CONTRACT_721, standardDataset } from "../upstreams/nftport-data.js";
+import { parseJson } from "../../../src/core/json.js";
+import { type NftportServer, startNftport, VALID_KEY } from "../../upstreams/nftport.js";
+import { CONTRACT_721, standardDataset } from "../../upstreams/nftport-data.js";
 
-const MAIN = join(import.meta.dirname, "..", "..", "dist", "cli", "main.js");
+const MAIN = join(import.meta.dirname, "..", "..", "..", "dist", "cli", "main.js");
 const PER_CONTRACT = 130;
 
 let upstream: NftportServer;

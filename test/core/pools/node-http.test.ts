@@ -5,8 +5,8 @@ import { join } from "node:path";
 import { pathToFileURL } from "node:url";
 import { promisify } from "node:util";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { loadConfig } from "../../src/core/config.js";
-import { httpRequest, retryReads, retryUndelivered } from "../../src/core/http.js";
+import { loadConfig } from "../../../src/core/config.js";
+import { httpRequest, retryReads, retryUndelivered } from "../../../src/core/http.js";
 
 let server: Server;
 let url: string;
@@ -132,7 +132,8 @@ describe("NFTPort's pool without a proxy (undici's Agent, loaded on the first NF
   });
 
   it("a process loads undici with its first NFTPort call, not before (mail and RPC calls never load it)", async () => {
-    const dist = (file: string) => pathToFileURL(join(import.meta.dirname, "..", "..", "dist", "core", file)).href;
+    const dist = (file: string) =>
+      pathToFileURL(join(import.meta.dirname, "..", "..", "..", "dist", "core", file)).href;
     const script = `
       import { createRequire } from "node:module";
       import { loadConfig } from "${dist("config.js")}";

@@ -9,8 +9,8 @@ import { createServer, type Server } from "node:http";
 import type { AddressInfo } from "node:net";
 import fc from "fast-check";
 import { afterAll, beforeAll, expect, it } from "vitest";
-import { sharedReads } from "../../src/core/pools/shared-reads.js";
-import { testConfig } from "../support/helpers.js";
+import { sharedReads } from "../../../src/core/pools/shared-reads.js";
+import { testConfig } from "../../support/helpers.js";
 
 const RUNS = Number(process.env.PROPS_RUNS ?? 60);
 const SEED = Number(process.env.PROPS_SEED ?? 36);
