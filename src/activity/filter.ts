@@ -8,7 +8,7 @@ import { ChainmailError, invalidInput, type Violation } from "../core/errors.js"
 import { checkPort, readJsonData } from "../core/validate.js";
 import { Address } from "../schemas/common.js";
 import type { TransactionRecord } from "../schemas/transactions.js";
-import { nftOf } from "./records.js";
+import { nftOf, partiesOf } from "./records.js";
 
 /** Which party of a record a wallet must be. */
 export const WALLET_SIDES = ["any", "buyer", "seller", "from", "to", "lister", "bidder"] as const;
@@ -114,16 +114,11 @@ export function partyOn(record: TransactionRecord, side: Exclude<WalletSide, "an
       return r.type === "sale" ? lower(r.buyer_address) : "";
     case "seller":
       return r.type === "sale" ? lower(r.seller_address) : "";
+    // Who a move went from and to, as the record's identity and the mails read it (records.ts).
     case "from":
-      if (!MOVES.has(r.type)) return "";
-      if (r.type === "sale") return lower(r.seller_address);
-      if (r.type === "mint") return "";
-      return lower(r.transfer_from ?? (r.type === "burn" ? r.owner_address : undefined));
+      return MOVES.has(r.type) ? lower(partiesOf(r).from) : "";
     case "to":
-      if (!MOVES.has(r.type)) return "";
-      if (r.type === "sale") return lower(r.buyer_address);
-      if (r.type === "burn") return "";
-      return lower(r.transfer_to ?? (r.type === "mint" ? r.owner_address : undefined));
+      return MOVES.has(r.type) ? lower(partiesOf(r).to) : "";
     case "lister":
       return r.type === "list" || r.type === "cancel_list" ? lower(r.lister_address) : "";
     case "bidder":

@@ -12,6 +12,7 @@ import {
   WALLET_SIDES,
   type WalletSide,
 } from "../../src/activity/filter.js";
+import { partiesOf } from "../../src/activity/records.js";
 import { ChainmailError, type Violation } from "../../src/core/errors.js";
 import type { TransactionRecord } from "../../src/schemas/transactions.js";
 
@@ -139,6 +140,19 @@ describe("partyOn", () => {
       if (side === "any") continue;
       expect(partyOn(record, side)).toBe(parties[side] ?? "");
     }
+  });
+
+  it("names the same from and to as the record's identity and mails do (records.ts), both shapes on one record included", () => {
+    const both = [
+      rec({ type: "mint", owner_address: A, transfer_from: C, transfer_to: C }),
+      rec({ type: "burn", owner_address: B, transfer_from: C, transfer_to: C }),
+    ];
+    for (const record of both) {
+      const { from, to } = partiesOf(record as unknown as Record<string, unknown>);
+      expect([partyOn(record, "from"), partyOn(record, "to")]).toEqual([from.toLowerCase(), to.toLowerCase()]);
+    }
+    expect(partyOn(both[0]!, "to")).toBe(A);
+    expect(partyOn(both[1]!, "from")).toBe(B);
   });
 
   it("lower-cases the address and gives nothing for a missing or non-string one", () => {
