@@ -6,6 +6,7 @@ import fc from "fast-check";
 import { describe, expect, it } from "vitest";
 import { ChainmailError } from "../../src/core/errors.js";
 import { conflictClause, displayTarget, identifier, isPostgresUrl, Serial, storageError } from "../../src/db/sql.js";
+import { deferred } from "../support/helpers.js";
 
 const RUNS = Number(process.env.PROPS_RUNS ?? 300);
 const SEED = Number(process.env.PROPS_SEED ?? 37);
@@ -137,17 +138,6 @@ describe("conflictClause", () => {
 });
 
 describe("Serial", () => {
-  /** A promise settled from outside. */
-  function deferred<T>() {
-    let resolve!: (value: T) => void;
-    let reject!: (err: unknown) => void;
-    const promise = new Promise<T>((res, rej) => {
-      resolve = res;
-      reject = rej;
-    });
-    return { promise, resolve, reject };
-  }
-
   it("starts a task only when the one before it has settled, in call order", async () => {
     const serial = new Serial();
     const started: number[] = [];

@@ -14,6 +14,7 @@ import { freePort } from "../../src/demo/devchain.js";
 import { type DocBlock, extractBlocks } from "../support/docs-blocks.js";
 import { type BlockResult, runBlock } from "../support/docs-run.js";
 import { type DocsWorld, REPO, startDocsWorld } from "../support/docs-world.js";
+import { deferred } from "../support/helpers.js";
 
 const DOCUMENTS = [
   "README.md",
@@ -61,17 +62,6 @@ async function slot<T>(work: () => Promise<T>): Promise<T> {
     running--;
     waiting.shift()?.();
   }
-}
-
-function deferred<T>() {
-  let resolve!: (value: T) => void;
-  let reject!: (err: unknown) => void;
-  const promise = new Promise<T>((res, rej) => {
-    resolve = res;
-    reject = rej;
-  });
-  promise.catch(() => undefined);
-  return { promise, resolve, reject };
 }
 
 function resultsOf(file: string): Promise<BlockResult | undefined>[] {

@@ -4,6 +4,21 @@ import { join } from "node:path";
 import { pathToFileURL } from "node:url";
 import { type Config, loadConfig } from "../../src/core/config.js";
 
+/**
+ * A promise settled from outside. Its rejection is marked handled here, so a test may reject one nobody awaits yet;
+ * awaiting it still throws.
+ */
+export function deferred<T>(): { promise: Promise<T>; resolve: (value: T) => void; reject: (err: unknown) => void } {
+  let resolve!: (value: T) => void;
+  let reject!: (err: unknown) => void;
+  const promise = new Promise<T>((res, rej) => {
+    resolve = res;
+    reject = rej;
+  });
+  promise.catch(() => undefined);
+  return { promise, resolve, reject };
+}
+
 /** A config for tests: local base URLs, short backoff so retry tests stay quick. */
 export function testConfig(env: Record<string, string | undefined> = {}): Config {
   return loadConfig({
