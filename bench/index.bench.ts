@@ -44,21 +44,21 @@ export default async function bench(): Promise<void> {
     SIZES.forEach((events, i) => {
       const rpc = chains[i]!.rpcUrl;
       const records = `"records":${events}`;
-      contenders[`chainmail ${events}`] = () =>
-        orFailure(
-          runProcess([process.execPath, MAIN, "index", "--once", "--rpc", rpc, "--db", fresh(`chainmail-${events}`)], {
-            count: records,
-          }),
-        );
+      const chainmail =
+        (db: string, env: Record<string, string> = {}) =>
+        () =>
+          orFailure(
+            runProcess([process.execPath, MAIN, "index", "--once", "--rpc", rpc, "--db", fresh(db)], {
+              count: records,
+              env,
+            }),
+          );
+      contenders[`chainmail ${events}`] = chainmail(`chainmail-${events}`);
       // The same, told the endpoint refuses answers over its cap (as Infura, Alchemy and QuickNode do): a block of
       // exactly 10,000 logs is then whole, where an unknown endpoint's is checked against the block's receipts.
-      contenders[`chainmail refusing ${events}`] = () =>
-        orFailure(
-          runProcess(
-            [process.execPath, MAIN, "index", "--once", "--rpc", rpc, "--db", fresh(`chainmail-refusing-${events}`)],
-            { count: records, env: { INDEX_RPC_PROVIDER: "infura" } },
-          ),
-        );
+      contenders[`chainmail refusing ${events}`] = chainmail(`chainmail-refusing-${events}`, {
+        INDEX_RPC_PROVIDER: "infura",
+      });
       contenders[`lean ${events}`] = () =>
         runProcess([process.execPath, PEER, rpc, fresh(`lean-${events}`), "1"], { count: records });
       contenders[`getLogs ${events}`] = () =>
