@@ -14,8 +14,8 @@
  *   doubles back to where it was.
  * - A batch whose throttled items lie here and there, some served after them, was not cut off by a budget (which
  *   refuses the items from where it ran out): those 429s are independent, asked again at once, the rate kept.
- * - A request refused whole, or from some item on (as a budget running out refuses), is judged by the next request
- *   sent after its answer: refused whole too, it was the budget; served, the 429s were independent of the pace.
+ * - A request refused whole, or from some item on (as a budget running out refuses), is judged by the requests sent
+ *   after its answer: the next two refused whole too, it was the budget; one served, the 429s were independent.
  * - 429s that keep coming at the same share however slow it goes are not the budget's: they are taken as
  *   independent failures (the rate goes back to where it was, and they are asked again at once) until the share
  *   of throttled calls rises clearly above theirs.
@@ -71,6 +71,12 @@ const PUMP_STEP_MS = 100;
 const BURST_MS = 200;
 /** A request refused whole or in its tail is judged independent when one sent after it is served within this long. */
 const JUDGE_MS = 300;
+/**
+ * Requests sent after a whole refusal that must be refused whole too before it counts as the budget's: a budget
+ * that ran out refuses every request until its window ends, while two more of 30 % random refusals in a row come
+ * once in eleven.
+ */
+const REFUSALS_TO_JUDGE = 2;
 /** Share of a stated plan any one-second window may carry (the rest: the time calls take to reach the provider). */
 const WINDOW_SHARE = 0.95;
 /** Answers an epoch needs before its throttled share is compared (or the rate lowered again soon). */
@@ -158,6 +164,8 @@ export class Pacer {
   /** When a request refused whole or in its tail was answered, while what follows has not yet told why. */
   private refusedAt: number | undefined;
   private refusedWhole = false;
+  /** Requests refused whole in a row since the one held for judgement. */
+  private refusedInRow = 0;
   /** Under a stated plan: what was let go in the last second, oldest first. */
   private readonly released: { at: number; cost: number }[] = [];
   private pumping = false;
@@ -259,10 +267,10 @@ export class Pacer {
    * the throttling is the budget's; judges it independent when its share stays the same at a lower rate, or at once
    * when `scattered`. A budget refuses a batch's items from where it ran out (a tail); items refused here and there,
    * with some served after them, are independent of the pace: asked again at once, the rate left as it is.
-   * A request refused whole or from some item on is judged by the next one sent after its answer: a budget that ran
-   * out refuses that one whole too, so one served within `JUDGE_MS` says the 429s were independent; one refused
-   * whole says they were the budget's, and so does no request in that time after a whole refusal (after a tail,
-   * nothing is concluded).
+   * A request refused whole or from some item on is judged by the ones sent after its answer: a budget that ran out
+   * refuses them whole too, so one served within `JUDGE_MS` says the 429s were independent; `REFUSALS_TO_JUDGE`
+   * refused whole in a row say they were the budget's, and so does no request in that time after a whole refusal
+   * (after a tail, nothing is concluded).
    */
   answered(items: number, throttled: number, cost = items, scattered = false, sentAt?: number): void {
     this.counts.throttled += throttled;
@@ -318,8 +326,13 @@ export class Pacer {
       if (cutOff && still === undefined) this.hold(now, whole);
       return "none";
     }
-    // Sent after the refusal: refused whole too, the budget ran out; served (even in part), the refusal was
-    // independent of the pace (unless refusals already make up most calls: then something does hold it back).
+    // Sent after the refusal: refused whole too (REFUSALS_TO_JUDGE times), the budget ran out; served (even in
+    // part), the refusal was independent of the pace (unless refusals already make up most calls: then something
+    // does hold it back).
+    if (whole && this.refusedInRow + 1 < REFUSALS_TO_JUDGE) {
+      this.hold(now, true, this.refusedInRow + 1);
+      return "none";
+    }
     this.hold(undefined, false);
     if (whole || (this.recent.length >= RECENT / 2 && this.recentShare() > 0.5)) return "budget";
     // Its own tail, if any, waits for the next request in turn.
@@ -327,9 +340,10 @@ export class Pacer {
     return "independent";
   }
 
-  private hold(at: number | undefined, whole: boolean): void {
+  private hold(at: number | undefined, whole: boolean, inRow = 0): void {
     this.refusedAt = at;
     this.refusedWhole = at !== undefined && whole;
+    this.refusedInRow = inRow;
   }
 
   /** Throttling taken as the budget's: the rate lowered, at most once per step, unless judged independent. */
