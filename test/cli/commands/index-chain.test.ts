@@ -32,7 +32,7 @@ function chainmail(args: string[], env: Record<string, string> = {}) {
   return new Promise<{ code: number; stdout: string; stderr: string }>((resolve) => {
     execFile(
       process.execPath,
-      ["--import", "tsx", join(import.meta.dirname, "..", "..", "src", "cli", "main.ts"), ...args],
+      ["--import", "tsx", join(import.meta.dirname, "..", "..", "..", "src", "cli", "main.ts"), ...args],
       { env: { ...process.env, INDEX_RPC_MAX_RETRIES: "0", ...env }, timeout: 60_000 },
       (error, stdout, stderr) => {
         resolve({ code: error ? ((error as { code?: number }).code ?? 1) : 0, stdout, stderr });
