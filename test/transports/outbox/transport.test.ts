@@ -8,12 +8,9 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { loadConfig } from "../../../src/core/config.js";
 import { parseJson, stringifyJson } from "../../../src/core/json.js";
 import { runNode } from "../../../src/core/node.js";
-import { salesDigestRequest } from "../../../src/demo/digest.js";
 import { emailSend } from "../../../src/nodes/index.js";
-import type { TransactionRecord } from "../../../src/schemas/transactions.js";
 import { findInOutbox, INDEX_FILE, listOutbox, recoverOutbox } from "../../../src/transports/outbox/store.js";
 import { runCli } from "../../support/helpers.js";
-import { CONTRACT_1155, standardDataset } from "../../upstreams/nftport-data.js";
 import { type SmtpTestServer, startSmtp } from "../../upstreams/smtp.js";
 
 let root: string;
@@ -328,36 +325,6 @@ describe("chainmail outbox list / show --bigint string", () => {
       }),
     );
     expect(bigintOption(undefined)).toBe("number");
-  });
-});
-
-describe("sales digest", () => {
-  it("turns sale records into a readable text + HTML message, through the outbox", async () => {
-    const records = standardDataset(24).byContract.get(CONTRACT_1155)! as unknown as TransactionRecord[];
-    const sales = records.filter((r) => r.type === "sale");
-    expect(sales.length).toBeGreaterThan(1);
-    const request = salesDigestRequest(records, { from: "digest@chainmail.test", to: "owner@example.test" });
-    expect(request.Messages).toHaveLength(1);
-    const dir = newDir();
-    const out = await runNode(emailSend, { request }, { config: outboxConfig(dir) });
-    expect(out.error).toBeUndefined();
-    const [entry] = await listOutbox(dir);
-    const mail = await simpleParser(await readFile(join(dir, entry!.file)));
-    expect(mail.subject).toBe(`NFT sales digest: ${sales.length} sales`);
-    const lines = mail.text!.split("\n").filter((l) => /^\d+\. /.test(l));
-    expect(lines).toHaveLength(sales.length);
-    const first = sales[0] as Extract<TransactionRecord, { type: "sale" }>;
-    expect(mail.text).toContain(first.transaction_hash);
-    // ERC-1155 quantities beyond 2^53 are printed exactly.
-    expect(mail.text).toContain(`x${String(first.quantity)}`);
-    expect(mail.html).toContain("<table");
-    expect((mail.html as string).match(/<tr>/g)).toHaveLength(sales.length + 1);
-  });
-
-  it("says so when there are no sales", () => {
-    const request = salesDigestRequest([], { from: "a@chainmail.test", to: "b@example.test" });
-    expect(request.Messages[0]!.Subject).toBe("NFT sales digest: 0 sales");
-    expect(request.Messages[0]!.TextPart).toContain("No sales in this period.");
   });
 });
 
