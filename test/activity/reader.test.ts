@@ -157,6 +157,20 @@ describe("readBatches", () => {
     expect(server.requests[requests]!.query.get("from_block")).toBe("117");
   });
 
+  it("reads a block larger than a batch as a batch of its own, the blocks after it in the next", async () => {
+    const BIG = "0x8888888888888888888888888888888888888888";
+    // Pages of 4 from block 500: [500 ×4], [500 ×2, 501, 502], [503].
+    server.add(BIG, [
+      ...Array.from({ length: 6 }, (_, n) => transfer(BIG, 500, n)),
+      ...[501, 502, 503].map((b) => transfer(BIG, b)),
+    ]);
+    const batches = await readAll({ kind: "on-chain" }, { block: 500, date: "" }, 5);
+    expect(batches.map((b) => [blocksOf(b.records), b.through])).toEqual([
+      [[500, 500, 500, 500, 500, 500], 500],
+      [[501, 502, 503], undefined],
+    ]);
+  });
+
   it("does not take a record before the horizon block from an upstream that answers one", async () => {
     const page = { response: "OK", transactions: [transfer(CONTRACT, 116), transfer(CONTRACT, 117)] };
     server.fault({ status: 200, body: JSON.stringify(page) });
