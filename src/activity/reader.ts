@@ -192,8 +192,8 @@ export async function* readBatches(
     while (held.length > size) {
       // Cut before the block that goes past `size`; a block larger than a batch is a batch of its own, once whole.
       let cut = blockStart(held, size);
-      if (cut === 0) cut = blockStart(held, held.length - 1);
-      if (cut === 0) break;
+      if (cut === 0) cut = blockEnd(held, 0);
+      if (cut === held.length) break;
       const records = held.slice(0, cut);
       held = held.slice(cut);
       for (const r of records) through = Math.max(through, positionOf(r).block ?? through);
@@ -203,14 +203,23 @@ export async function* readBatches(
   yield { records: held, through: undefined };
 }
 
+/** The block a record is in (rows without a block: its date). */
+function groupOf(record: TransactionRecord): number | string {
+  const { block, date } = positionOf(record);
+  return block ?? `@${date}`;
+}
+
 /** Index of the first record in the same block as `records[i]` (rows without a block: of the same date). */
 function blockStart(records: readonly TransactionRecord[], i: number): number {
-  const group = (r: TransactionRecord) => {
-    const { block, date } = positionOf(r);
-    return block ?? `@${date}`;
-  };
-  const at = group(records[i]!);
-  while (i > 0 && group(records[i - 1]!) === at) i--;
+  const at = groupOf(records[i]!);
+  while (i > 0 && groupOf(records[i - 1]!) === at) i--;
+  return i;
+}
+
+/** Index just past the last record in the same block as `records[i]`. */
+function blockEnd(records: readonly TransactionRecord[], i: number): number {
+  const at = groupOf(records[i]!);
+  while (i < records.length && groupOf(records[i]!) === at) i++;
   return i;
 }
 

@@ -1,12 +1,15 @@
 /**
  * The index decodes NFT transfer logs by hand from their topics and data (cheap: no ABI machinery per log). These
  * properties hold it to viem's `decodeEventLog` over the standard event ABIs, on logs that viem encodes: any
- * addresses, any uint256 token id and quantity (beyond 2^53 included), any ERC-1155 batch. Fixed seed.
+ * addresses, any uint256 token id and quantity (beyond 2^53 included), any ERC-1155 batch. Fixed seed. ERC-2309
+ * `ConsecutiveTransfer` (no viem event here) is checked on laid-out logs: one mint per token, capped.
  */
 import fc from "fast-check";
 import { decodeEventLog, encodeAbiParameters, encodeEventTopics, getAddress, type Hex, parseAbi } from "viem";
 import { describe, expect, it } from "vitest";
-import { decodeTransfer, type RawLog } from "../../src/ingest/decode.js";
+import { CONSECUTIVE_CAP, decodeTransfer, type RawLog, TOPIC } from "../../src/ingest/decode.js";
+import { topic, word } from "../support/index-helpers.js";
+import { BUYER, log, NFT } from "../support/venue-logs.js";
 
 const abi = parseAbi([
   "event Transfer(address indexed from, address indexed to, uint256 indexed tokenId)",
@@ -123,5 +126,27 @@ describe("hand-written transfer decoding agrees with viem's decodeEventLog", () 
       }),
       settings,
     );
+  });
+});
+
+describe("ERC-2309 ConsecutiveTransfer", () => {
+  const consecutive = (first: bigint, last: bigint) =>
+    log(NFT, [TOPIC.consecutiveTransfer, topic(first), topic(0), topic(BUYER)], word(last));
+
+  it("becomes one mint per token, in order", () => {
+    const records = decodeTransfer(consecutive(10n, 12n));
+    expect(records.map((r) => [r.kind, r.tokenId, r.to, r.batchIndex])).toEqual([
+      ["mint", "10", BUYER, 0],
+      ["mint", "11", BUYER, 1],
+      ["mint", "12", BUYER, 2],
+    ]);
+  });
+
+  it(`stops at ${CONSECUTIVE_CAP} tokens per event and reports the rest as skipped`, () => {
+    let skipped = 0;
+    expect(decodeTransfer(consecutive(0n, BigInt(CONSECUTIVE_CAP - 1)), () => skipped++)).toHaveLength(CONSECUTIVE_CAP);
+    expect(decodeTransfer(consecutive(0n, BigInt(CONSECUTIVE_CAP)), () => skipped++)).toEqual([]);
+    expect(decodeTransfer(consecutive(0n, 2n ** 256n - 1n), () => skipped++)).toEqual([]);
+    expect(skipped).toBe(2);
   });
 });

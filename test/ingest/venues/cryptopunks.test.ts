@@ -4,18 +4,21 @@
  * functions: initial assignment, a transfer, a listing bought, and bids accepted — where the contract logs
  * `PunkBought` with price 0 and buyer 0x0 (it clears the bid before logging it). `chainmail index` reads the logs
  * back; every field of every record is compared with what the calls did, read from their receipts and blocks.
+ * The last block decodes laid-out logs: a purchase, an accepted bid repaired from `acceptBidForPunk`, a PunkTransfer.
  */
 import { type Abi, formatUnits, type Hex } from "viem";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { type Address, type Artifact, type ChainConnection, call, connect } from "../../../src/demo/contracts.js";
+import { TOPIC } from "../../../src/ingest/decode.js";
 import { CRYPTOPUNKS } from "../../../src/ingest/venues/cryptopunks.js";
 import type { TransactionRecord } from "../../../src/schemas/transactions.js";
 import { closeIndexSources } from "../../../src/sources/own-index/source.js";
 import market from "../../fixtures/cryptopunks/CryptoPunksMarket.json" with { type: "json" };
 import { runCli, warningsOf } from "../../support/helpers.js";
 import { type IndexBackend, openBackend, recordsInIndex } from "../../support/index-backend.js";
-import { type Anvil, startAnvil } from "../../support/index-helpers.js";
+import { type Anvil, address, startAnvil, topic, word } from "../../support/index-helpers.js";
 import { placeContract } from "../../support/place-contract.js";
+import { BUYER, decodeLast, log, SELLER, saleView } from "../../support/venue-logs.js";
 
 const punks: Artifact = { abi: market.abi as Abi, bytecode: market.bytecode as Hex };
 const PUNKS = CRYPTOPUNKS as Address;
@@ -168,5 +171,76 @@ describe("CryptoPunks on anvil through chainmail index", () => {
       "transfer",
     ]);
     expect(await onChain(["mint", "transfer", "burn"])).toEqual(transfers);
+  });
+});
+
+/** CryptoPunks' decoder on logs laid out as the market emits them. */
+const TOPICS = {
+  punkBought: "0x58e5d5a525e3b40bc15abaa38b5882678db1ee68befd2f60bafe3a7fd06db9e3",
+  punkTransfer: "0x05af636b70da6819000c49f85b21fa82081c632069bb626f30932034099107d8",
+};
+
+describe("CryptoPunks", () => {
+  const punkTransfer3 = (from: string, to: string) =>
+    log(CRYPTOPUNKS, [TOPIC.transfer, topic(from), topic(to)], word(1));
+  const bought = (punk: number, value: bigint, from: string, to: string) =>
+    log(CRYPTOPUNKS, [TOPICS.punkBought, topic(punk), topic(from), topic(to)], word(value));
+
+  it("a purchase: a sale without contract type, and the punk's transfer at the contract's Transfer log", () => {
+    const logs = [punkTransfer3(SELLER, BUYER), bought(7804, 4200n * ETH, SELLER, BUYER)];
+    const records = decodeLast(logs)!;
+    expect(saleView(records)).toEqual([
+      {
+        kind: "transfer",
+        contract: CRYPTOPUNKS,
+        tokenId: "7804",
+        seller: SELLER,
+        buyer: BUYER,
+        quantity: "1",
+        type: null,
+      },
+      {
+        kind: "sale",
+        contract: CRYPTOPUNKS,
+        tokenId: "7804",
+        seller: SELLER,
+        buyer: BUYER,
+        quantity: "1",
+        type: null,
+        marketplace: "cryptopunks",
+        currency: null,
+        amount: 4200n * ETH,
+      },
+    ]);
+    expect(records[0]!.logIndex).toBe(Number(logs[0]!.logIndex));
+  });
+
+  it("an accepted bid (logged with price 0 and buyer 0x0): buyer from the Transfer, price from acceptBidForPunk", () => {
+    const logs = [punkTransfer3(SELLER, BUYER), bought(9354, 0n, SELLER, address(0))];
+    const call = `0x23165b75${word(9354)}${word(3n * 10n ** 17n)}`;
+    const tx = { from: SELLER, to: CRYPTOPUNKS, input: call, value: "0x0" };
+    expect(saleView(decodeLast(logs, tx))?.[1]).toMatchObject({
+      seller: SELLER,
+      buyer: BUYER,
+      amount: 3n * 10n ** 17n,
+    });
+    // Through another contract the call is not readable: the price stays unknown, the buyer is still repaired.
+    const viaContract = { ...tx, to: address(0xc0de), input: "0x12345678" };
+    expect(saleView(decodeLast(logs, viaContract))?.[1]).toMatchObject({ buyer: BUYER, amount: null });
+  });
+
+  it("a PunkTransfer is a transfer record", () => {
+    const transfer = log(CRYPTOPUNKS, [TOPICS.punkTransfer, topic(SELLER), topic(BUYER)], word(42));
+    expect(saleView(decodeLast([transfer]))).toEqual([
+      {
+        kind: "transfer",
+        contract: CRYPTOPUNKS,
+        tokenId: "42",
+        seller: SELLER,
+        buyer: BUYER,
+        quantity: "1",
+        type: null,
+      },
+    ]);
   });
 });

@@ -5,7 +5,7 @@
  * through the market's own functions; `chainmail index` reads them back and every field of every sale record is
  * compared with the trade the test made. (The real auction settlements in test/fixtures/index-mainnet check the
  * same decoder on mainnet logs; this version of the market has no private sales, whose event is checked in
- * test/ingest/venues/decoders.test.ts.)
+ * the last block of this file, on a laid-out log.)
  */
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { type Address, artifacts, type ChainConnection, call, connect, deploy } from "../../../src/demo/contracts.js";
@@ -16,7 +16,7 @@ import treasuryJson from "../../fixtures/foundation/FoundationTreasury.json" wit
 import marketJson from "../../fixtures/foundation/NFTMarket.json" with { type: "json" };
 import registryJson from "../../fixtures/foundation/RoyaltyRegistry.json" with { type: "json" };
 import { type IndexBackend, openBackend, recordsInIndex } from "../../support/index-backend.js";
-import { type Anvil, startAnvil } from "../../support/index-helpers.js";
+import { type Anvil, startAnvil, topic, word } from "../../support/index-helpers.js";
 import { placeContract } from "../../support/place-contract.js";
 import {
   artifactOf,
@@ -29,6 +29,7 @@ import {
   topicsLoggedBy,
   ZERO,
 } from "../../support/venue-anvil.js";
+import { BUYER, decodeLast, erc721, log, NFT, SELLER, saleView } from "../../support/venue-logs.js";
 
 const A = {
   market: artifactOf(marketJson),
@@ -130,5 +131,29 @@ describe("Foundation on anvil through chainmail index", () => {
         "0x1cb8adb37d6d35e94cd0695ca39895b84371864713f5ca7eada52af9ff23744b", // OfferAccepted
       ]),
     );
+  });
+});
+
+describe("Foundation private sale", () => {
+  it("the seller (topic), the buyer (data) and the three shares summed", () => {
+    const privateSale = log(
+      FOUNDATION_MARKET,
+      ["0x6c623fa5e13aaaf28288f807e5b4f9ec6fb7ef812568e00317c552663bea918f", topic(NFT), topic(21), topic(SELLER)],
+      word(BUYER) + word(ETH / 20n) + word(ETH / 10n) + word((17n * ETH) / 20n) + word(1_700_000_000),
+    );
+    expect(saleView(decodeLast([erc721(SELLER, BUYER, 21), privateSale]))).toEqual([
+      {
+        kind: "sale",
+        contract: NFT,
+        tokenId: "21",
+        seller: SELLER,
+        buyer: BUYER,
+        quantity: "1",
+        type: "ERC721",
+        marketplace: "foundation",
+        currency: null,
+        amount: ETH,
+      },
+    ]);
   });
 });

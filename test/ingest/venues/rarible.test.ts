@@ -11,9 +11,11 @@
  *   (class ERC721_LAZY, minted by the sale with its creator's signature).
  *
  * `chainmail index` reads them back and every field of every sale record is compared with the orders matched.
+ * The last block decodes laid-out logs: legacy and current `Match` edge cases (NFT for NFT, two tokens), v1 `Buy`.
  */
 import { encodeAbiParameters, type Hex, keccak256, maxUint256, toHex } from "viem";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { WETH } from "../../../src/chain/tokens.js";
 import { type Address, artifacts, type ChainConnection, call, connect, deploy } from "../../../src/demo/contracts.js";
 import { RARIBLE_V1, RARIBLE_V2 } from "../../../src/ingest/venues/rarible.js";
 import { closeIndexSources } from "../../../src/sources/own-index/source.js";
@@ -29,7 +31,7 @@ import royaltiesJson from "../../fixtures/rarible/RoyaltiesRegistry.json" with {
 import proxyJson from "../../fixtures/rarible/TransferProxy.json" with { type: "json" };
 import deprecatedProxyJson from "../../fixtures/rarible/TransferProxyForDeprecated.json" with { type: "json" };
 import { type IndexBackend, openBackend, recordsInIndex } from "../../support/index-backend.js";
-import { type Anvil, startAnvil } from "../../support/index-helpers.js";
+import { type Anvil, address, startAnvil, topic, word } from "../../support/index-helpers.js";
 import { placeContract } from "../../support/place-contract.js";
 import {
   artifactOf,
@@ -41,6 +43,17 @@ import {
   topicsLoggedBy,
   ZERO,
 } from "../../support/venue-anvil.js";
+import {
+  BUYER,
+  decodeLast,
+  erc20 as erc20Log,
+  erc721,
+  log,
+  NFT,
+  SELLER,
+  saleView,
+  table,
+} from "../../support/venue-logs.js";
 
 const A = {
   exchange: artifactOf(exchangeJson),
@@ -477,5 +490,196 @@ describe("Rarible ExchangeV2 on anvil through chainmail index", () => {
     const ofSale = transfers.filter((t) => t.transaction_hash === lazySale.txHash);
     expect(ofSale.map((t) => t.type)).toEqual(["mint", "transfer"]);
     expect(ofSale[1]).toMatchObject({ transfer_from: lazySale.seller, transfer_to: lazySale.buyer });
+  });
+});
+
+describe("Rarible", () => {
+  const id4 = (hex: string) => `0x${hex}` as Hex;
+  const CLASS = { eth: "aaaebeba", erc20: "8ae85d84", erc721: "73ad2146", erc1155: "973bb640", lazy721: "d8f960c1" };
+  const asset = (assetClass: string, data: Hex = "0x") => ({ assetClass: id4(assetClass), data });
+  const tokenData = (token: string, id: bigint) =>
+    encodeAbiParameters([{ type: "address" }, { type: "uint256" }], [token as Hex, id]);
+  const ASSET_TYPE = {
+    type: "tuple",
+    components: [
+      { name: "assetClass", type: "bytes4" },
+      { name: "data", type: "bytes" },
+    ],
+  } as const;
+  /** The legacy `Match`: the left order gives `left` (newRightFill of it) for `right` (newLeftFill). */
+  const legacy = (
+    leftMaker: string,
+    rightMaker: string,
+    newLeftFill: bigint,
+    newRightFill: bigint,
+    left: ReturnType<typeof asset>,
+    right: ReturnType<typeof asset>,
+  ) =>
+    log(
+      RARIBLE_V2,
+      ["0x268820db288a211986b26a8fda86b1e0046281b21206936bb0e61c67b5c79ef4"],
+      encodeAbiParameters(
+        [
+          { type: "bytes32" },
+          { type: "bytes32" },
+          { type: "address" },
+          { type: "address" },
+          { type: "uint256" },
+          { type: "uint256" },
+          ASSET_TYPE,
+          ASSET_TYPE,
+        ],
+        [
+          `0x${"11".repeat(32)}`,
+          `0x${"22".repeat(32)}`,
+          leftMaker as Hex,
+          rightMaker as Hex,
+          newLeftFill,
+          newRightFill,
+          left,
+          right,
+        ],
+      ).slice(2),
+    );
+
+  it("legacy Match: the maker giving the NFT sells, the other fill is the price, in the other asset", () => {
+    const listing = legacy(SELLER, BUYER, ETH, 1n, asset(CLASS.erc721, tokenData(NFT, 5n)), asset(CLASS.eth));
+    expect(saleView(decodeLast([erc721(SELLER, BUYER, 5), listing]))).toEqual([
+      {
+        kind: "sale",
+        contract: NFT,
+        tokenId: "5",
+        seller: SELLER,
+        buyer: BUYER,
+        quantity: "1",
+        type: "ERC721",
+        marketplace: "rarible",
+        currency: null,
+        amount: ETH,
+      },
+    ]);
+    // A WETH bid as the left order: the left maker buys; 3 ERC-1155 units for 0.6 WETH.
+    const weth = encodeAbiParameters([{ type: "address" }], [WETH as Hex]);
+    const bid = legacy(
+      BUYER,
+      SELLER,
+      3n,
+      (6n * ETH) / 10n,
+      asset(CLASS.erc20, weth),
+      asset(CLASS.erc1155, tokenData(NFT, 9n)),
+    );
+    expect(saleView(decodeLast([bid]))?.[0]).toMatchObject({
+      tokenId: "9",
+      seller: SELLER,
+      buyer: BUYER,
+      quantity: "3",
+      type: "ERC1155",
+      currency: WETH,
+      amount: (6n * ETH) / 10n,
+    });
+  });
+
+  it("legacy Match of a lazy mint: the token id is the mint data's first word, the type NFTPort's ERC721_lazy", () => {
+    const tokenId = (BigInt(SELLER) << 96n) | 3n;
+    const mintData = encodeAbiParameters(
+      [
+        { type: "address" },
+        {
+          type: "tuple",
+          components: [
+            { name: "tokenId", type: "uint256" },
+            { name: "tokenURI", type: "string" },
+          ],
+        },
+      ],
+      [NFT as Hex, { tokenId, tokenURI: "/3" }],
+    );
+    const sold = legacy(SELLER, BUYER, ETH / 4n, 1n, asset(CLASS.lazy721, mintData), asset(CLASS.eth));
+    expect(saleView(decodeLast([sold]))?.[0]).toMatchObject({
+      contract: NFT,
+      tokenId: tokenId.toString(),
+      type: "ERC721_lazy",
+      amount: ETH / 4n,
+    });
+  });
+
+  it("legacy Match of NFT for NFT, or of two currencies, is not a sale", () => {
+    const nft = asset(CLASS.erc721, tokenData(NFT, 1n));
+    expect(decodeLast([legacy(SELLER, BUYER, 1n, 1n, nft, nft)])).toBeUndefined();
+    expect(decodeLast([legacy(SELLER, BUYER, 1n, 1n, asset(CLASS.eth), asset(CLASS.eth))])).toBeUndefined();
+  });
+
+  it("current Match: one token must move after it; two different ones are not understood", () => {
+    const match = log(
+      RARIBLE_V2,
+      ["0x956cd63ee4cdcd81fda5f0ec7c6c36dceda99e1b412f4a650a5d26055dc3c450"],
+      word(0x11) + word(0x22) + word(ETH) + word(1),
+    );
+    // Decoded as the indexer does: with every log of the transaction, the NFT transfers after the Match.
+    const venue = table.byTopic.get(match.topics[0]!)!;
+    expect(venue.decode(match, { logs: [match, erc721(SELLER, BUYER, 1), erc721(SELLER, BUYER, 2)] })).toBeUndefined();
+    expect(
+      saleView(venue.decode(match, { logs: [match, erc20Log(WETH, BUYER, SELLER, ETH), erc721(SELLER, BUYER, 1)] })),
+    ).toEqual([
+      {
+        kind: "sale",
+        contract: NFT,
+        tokenId: "1",
+        seller: SELLER,
+        buyer: BUYER,
+        quantity: "1",
+        type: "ERC721",
+        marketplace: "rarible",
+        currency: WETH,
+        amount: ETH,
+      },
+    ]);
+  });
+
+  it("v1 Buy: a listing (the NFT was sold) and an accepted bid (the NFT was bought)", () => {
+    const buy = (
+      sellToken: string,
+      sellId: bigint,
+      sellValue: bigint,
+      buyToken: string,
+      buyId: bigint,
+      buyValue: bigint,
+      amount: bigint,
+      owner: string,
+      buyer: string,
+    ) =>
+      log(
+        RARIBLE_V1[0]!,
+        ["0xdddcdb07e460849cf04a4445b7af9faf01b7f5c7ba75deaf969ac5ed830312c3", topic(sellToken), topic(sellId)],
+        word(sellValue) +
+          word(owner) +
+          word(buyToken) +
+          word(buyId) +
+          word(buyValue) +
+          word(buyer) +
+          word(amount) +
+          word(7),
+      );
+    // A listing of one token for 0.8 ETH.
+    const listing = buy(NFT, 12n, 1n, address(0), 0n, (8n * ETH) / 10n, 1n, SELLER, BUYER);
+    expect(saleView(decodeLast([erc721(SELLER, BUYER, 12), listing]))?.[0]).toMatchObject({
+      tokenId: "12",
+      seller: SELLER,
+      buyer: BUYER,
+      quantity: "1",
+      currency: null,
+      amount: (8n * ETH) / 10n,
+    });
+    // The owner bid 1 WETH for one token; the taker sold it and got `amount` 1 WETH.
+    const bid = buy(WETH, 0n, ETH, NFT, 13n, 1n, ETH, BUYER, SELLER);
+    expect(saleView(decodeLast([erc721(SELLER, BUYER, 13), bid]))?.[0]).toMatchObject({
+      tokenId: "13",
+      seller: SELLER,
+      buyer: BUYER,
+      quantity: "1",
+      currency: WETH,
+      amount: ETH,
+    });
+    expect(decodeLast([listing])).toBeUndefined(); // no NFT moved: not understood
   });
 });

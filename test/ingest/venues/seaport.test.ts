@@ -4,16 +4,18 @@
  * their public sources in src/ingest/venues/seaport.ts, docs/venues.md). Orders are pre-validated on-chain
  * and filled with `fulfillOrder`; one fill carries another site's domain tag after its calldata, which must not
  * change the venue. `chainmail index --seaport <address>` reads them back; every field of every sale record is
- * compared with the order that was filled.
+ * compared with the order that was filled. The last block names laid-out fills by fee wallet, zone and exchange.
  */
 import { encodeFunctionData, type Hex, maxUint256 } from "viem";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { type Address, artifacts, type ChainConnection, call, connect, deploy } from "../../../src/demo/contracts.js";
-import { SEAPORT_VENUES } from "../../../src/ingest/venues/seaport.js";
+import type { RawLog } from "../../../src/ingest/decode.js";
+import { ORDER_FULFILLED, SEAPORT_VENUES } from "../../../src/ingest/venues/seaport.js";
 import { closeIndexSources } from "../../../src/sources/own-index/source.js";
 import { type IndexBackend, openBackend, recordsInIndex } from "../../support/index-backend.js";
-import { type Anvil, startAnvil } from "../../support/index-helpers.js";
+import { type Anvil, address, orderFulfilledData, startAnvil, topic } from "../../support/index-helpers.js";
 import { ETH, expectedSale, indexDevChain, type Trade, ZERO } from "../../support/venue-anvil.js";
+import { BUYER, decodeLast, log, NFT, SELLER } from "../../support/venue-logs.js";
 
 const ZERO_KEY = `0x${"0".repeat(64)}` as Hex;
 const ItemType = { NATIVE: 0, ERC20: 1, ERC721: 2 } as const;
@@ -178,5 +180,35 @@ describe("Seaport fills on anvil, named by their order's venue", () => {
     const tx = await chain.publicClient.getTransaction({ hash: tagged.txHash });
     expect(tx.input.endsWith(OPENSEA_DOMAIN_TAG)).toBe(true);
     expect(tx.to?.toLowerCase()).toBe(seaport);
+  });
+});
+
+describe("Seaport attribution", () => {
+  const fill = (zone: string, feeTo: string) =>
+    log(
+      "0x0000000000000068f116a894984e2db1123eb395",
+      [ORDER_FULFILLED, topic(SELLER), topic(zone)],
+      orderFulfilledData(
+        BUYER,
+        [{ itemType: 2, token: NFT, identifier: 1, amount: 1 }],
+        [
+          { itemType: 0, token: address(0), identifier: 0, amount: 9n, recipient: SELLER },
+          { itemType: 0, token: address(0), identifier: 0, amount: 1n, recipient: feeTo },
+        ],
+      ),
+    );
+
+  it("opensea for OpenSea's fee wallets or zones, seaport otherwise", () => {
+    const market = (l: RawLog) => decodeLast([l])?.[0]?.sale?.marketplace;
+    expect(market(fill(address(0), "0x0000a26b00c1f0df003000390027140000faa719"))).toBe("opensea");
+    expect(market(fill("0x000056f7000000ece9003ca63978907a00ffd100", address(0xfee)))).toBe("opensea");
+    expect(market(fill(address(0), address(0xfee)))).toBe("seaport");
+  });
+
+  it("a marketplace's own copy of Seaport names every fill there, whatever its zone or wallets", () => {
+    for (const rule of SEAPORT_VENUES.filter((r) => r.by === "exchange")) {
+      const there = { ...fill(address(0), "0x0000a26b00c1f0df003000390027140000faa719"), address: rule.address };
+      expect(decodeLast([there])?.[0]?.sale?.marketplace).toBe(rule.marketplace);
+    }
   });
 });

@@ -4,12 +4,15 @@
  * SuperRareAuctionHouse, with the marketplace settings and registries they read. A sale and an accepted bid on
  * each market, an auction won, and an auction that ended without a bid are driven through the contracts' own
  * functions; `chainmail index` reads them back and every field of every sale record is compared with the trade the
- * test made (the no-bid settlement must give no sale and no unknown log).
+ * test made (the no-bid settlement must give no sale and no unknown log). The last block decodes laid-out logs of
+ * the Bazaar and the first SuperRareMarketAuction, which are not on anvil.
  */
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { type Address, artifacts, type ChainConnection, call, connect, deploy } from "../../../src/demo/contracts.js";
 import {
   SUPERRARE_AUCTION_HOUSE,
+  SUPERRARE_BAZAAR,
+  SUPERRARE_MARKET_AUCTION,
   SUPERRARE_MARKET_AUCTION_V2,
   SUPERRARE_V1,
 } from "../../../src/ingest/venues/superrare.js";
@@ -21,7 +24,7 @@ import marketJson from "../../fixtures/superrare/SuperRareMarketAuctionV2.json" 
 import royaltyRegistryJson from "../../fixtures/superrare/SuperRareRoyaltyRegistry.json" with { type: "json" };
 import creatorRegistryJson from "../../fixtures/superrare/SuperRareTokenCreatorRegistry.json" with { type: "json" };
 import { type IndexBackend, openBackend, recordsInIndex } from "../../support/index-backend.js";
-import { type Anvil, startAnvil } from "../../support/index-helpers.js";
+import { type Anvil, address, startAnvil, topic, word } from "../../support/index-helpers.js";
 import {
   artifactOf,
   deployAt,
@@ -31,6 +34,7 @@ import {
   type Trade,
   topicsLoggedBy,
 } from "../../support/venue-anvil.js";
+import { BUYER, decodeLast, log, NFT, SELLER, saleView } from "../../support/venue-logs.js";
 
 const A = {
   v1: artifactOf(superRareV1Json),
@@ -155,5 +159,57 @@ describe("SuperRare on anvil through chainmail index", () => {
     expect(await topicsLoggedBy(chain, SUPERRARE_AUCTION_HOUSE, trades)).toContain(
       "0xea6d16c6bfcad11577aef5cc6728231c9f069ac78393828f8ca96847405902a9", // AuctionSettled
     );
+  });
+});
+
+describe("SuperRare Bazaar and the first market", () => {
+  const TOKEN = address(0x4a4e);
+  it("Sold and AcceptOffer in the currency named; AuctionSettled with and without a bid", () => {
+    const sold = log(
+      SUPERRARE_BAZAAR,
+      ["0x6f9e7bc841408072f4a49e469f90e1a634b85251803662bc8e5c220b28782472", topic(NFT), topic(BUYER), topic(SELLER)],
+      word(TOKEN) + word(50n * ETH) + word(31),
+    );
+    expect(saleView(decodeLast([sold]))?.[0]).toMatchObject({
+      tokenId: "31",
+      seller: SELLER,
+      buyer: BUYER,
+      currency: TOKEN,
+      amount: 50n * ETH,
+      marketplace: "superrare",
+    });
+    const offer = log(
+      SUPERRARE_BAZAAR,
+      ["0x97c3d2068ce177bc33d84acecc45eededcf298c4a9d4340ae03d4afbb3993f7b", topic(NFT), topic(BUYER), topic(SELLER)],
+      word(0) + word(ETH) + word(32) + word(5 * 32) + word(7 * 32) + word(1) + word(SELLER) + word(1) + word(100),
+    );
+    expect(saleView(decodeLast([offer]))?.[0]).toMatchObject({ tokenId: "32", currency: null, amount: ETH });
+    const settled = (bidder: string, amount: bigint) =>
+      log(
+        SUPERRARE_BAZAAR,
+        ["0xef4e2262a841641690bb931801dc0d1923e6b417cd217f91f8049d8aa9f5f086", topic(NFT), topic(bidder), topic(33)],
+        word(SELLER) + word(0) + word(amount),
+      );
+    expect(saleView(decodeLast([settled(BUYER, 2n * ETH)]))?.[0]).toMatchObject({
+      tokenId: "33",
+      seller: SELLER,
+      buyer: BUYER,
+      amount: 2n * ETH,
+    });
+    expect(decodeLast([settled(address(0), 0n)])).toEqual([]);
+  });
+
+  it("the first SuperRareMarketAuction logs as its v2 does", () => {
+    const sold = log(
+      SUPERRARE_MARKET_AUCTION,
+      ["0x5764dbcef91eb6f946584f4ea671217c686fa7e858ce4f9f42d08422b86556a9", topic(NFT), topic(BUYER), topic(SELLER)],
+      word(ETH) + word(34),
+    );
+    expect(saleView(decodeLast([sold]))?.[0]).toMatchObject({
+      tokenId: "34",
+      seller: SELLER,
+      buyer: BUYER,
+      amount: ETH,
+    });
   });
 });

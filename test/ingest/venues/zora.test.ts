@@ -4,10 +4,12 @@
  * decoder trusts no other), WETH9 at mainnet WETH. Asks v1.1 in ETH and WETH, an offer accepted (Offers v1), the
  * ETH core asks and private asks, and two Auction House auctions (ETH with a curator's fee, and WETH) are driven
  * through the contracts' own functions; `chainmail index` reads them back and every field of every sale record is
- * compared with the trade the test made.
+ * compared with the trade the test made. The last block decodes laid-out Auction House logs: WETH named only when
+ * WETH left the house.
  */
 import { maxUint256 } from "viem";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { WETH } from "../../../src/chain/tokens.js";
 import { type Address, artifacts, type ChainConnection, call, connect, deploy } from "../../../src/demo/contracts.js";
 import {
   ZORA_ASKS_CORE_ETH,
@@ -30,7 +32,7 @@ import moduleManagerJson from "../../fixtures/zora/ZoraModuleManager.json" with 
 import feeSettingsJson from "../../fixtures/zora/ZoraProtocolFeeSettings.json" with { type: "json" };
 import registrarJson from "../../fixtures/zora/ZoraRegistrar.json" with { type: "json" };
 import { type IndexBackend, openBackend, recordsInIndex } from "../../support/index-backend.js";
-import { type Anvil, startAnvil } from "../../support/index-helpers.js";
+import { type Anvil, address, startAnvil, topic, word } from "../../support/index-helpers.js";
 import {
   artifactOf,
   deployAt,
@@ -43,6 +45,7 @@ import {
   topicsLoggedBy,
   ZERO,
 } from "../../support/venue-anvil.js";
+import { BUYER, decodeLast, erc20, log, NFT, SELLER, saleView } from "../../support/venue-logs.js";
 
 const A = {
   asksV11: artifactOf(asksV11Json),
@@ -233,5 +236,19 @@ describe("Zora on anvil through chainmail index", () => {
     expect(await topicsLoggedBy(chain, ZORA_ASKS_PRIVATE_ETH, trades)).toContain(
       "0x9c826e8c90f6a11429369613c862c10af42611ca3c5d4d4be035765cec439cb5",
     );
+  });
+});
+
+describe("Zora Auction House", () => {
+  const ended = (currency: string) =>
+    log(
+      ZORA_AUCTION_HOUSE,
+      ["0x4f35fb3ea0081b3ccbe8df613cab0f9e1694d50a025e0aa09b88a86a3d07c2de", topic(3), topic(41), topic(NFT)],
+      word(SELLER) + word(address(0xc0)) + word(BUYER) + word((9n * ETH) / 10n) + word(ETH / 10n) + word(currency),
+    );
+  it("names WETH for auctions held in ETH: WETH only when WETH left the house in the transaction", () => {
+    expect(saleView(decodeLast([ended(WETH)]))?.[0]).toMatchObject({ currency: null, amount: ETH });
+    const paidOut = erc20(WETH, ZORA_AUCTION_HOUSE, SELLER, (9n * ETH) / 10n);
+    expect(saleView(decodeLast([paidOut, ended(WETH)]))?.[0]).toMatchObject({ currency: WETH, amount: ETH });
   });
 });
