@@ -120,4 +120,13 @@ describe("loadServerSettings", () => {
       setting: "CHAINMAIL_EVENTS_USER",
     });
   });
+
+  it("a colon in the event callback's user is refused naming that setting, in the message as in details", () => {
+    const colon = refusal({ CHAINMAIL_EVENTS_USER: "mail:jet", CHAINMAIL_EVENTS_PASSWORD: "events-password" });
+    expect(colon.details).toEqual({ setting: "CHAINMAIL_EVENTS_USER" });
+    expect(colon.shortMessage).toMatch(
+      /^Setting CHAINMAIL_EVENTS_USER is invalid: CHAINMAIL_EVENTS_USER holds a colon/,
+    );
+    expect(JSON.stringify(colon.toPayload())).not.toContain("events-password");
+  });
 });
