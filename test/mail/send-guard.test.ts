@@ -11,7 +11,8 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { ChainmailError, MessageErrorCode } from "../../src/core/errors.js";
 import { holdSuppressed, mergeHeld, sendRecords } from "../../src/mail/send-guard.js";
 import { ANY_SENDER, type MailStore, openMailStore } from "../../src/mail/store.js";
-import type { EmailRequest, MessageResult } from "../../src/schemas/email.js";
+import type { EmailMessage, EmailRequest, MessageResult } from "../../src/schemas/email.js";
+import { applyGlobals } from "../../src/transports/message-rules.js";
 import { batchError, messageStatuses, notSentResult } from "../../src/transports/outcome.js";
 import type { SendOutcome } from "../../src/transports/types.js";
 
@@ -229,5 +230,54 @@ describe("sendRecords", () => {
     };
     expect(sendRecords(held, { "messages sent": { Messages: [sandbox] } }, "mailjet")).toEqual([]);
     expect(sendRecords(held, {}, "mailjet")).toEqual([]);
+  });
+});
+
+describe("holdSuppressed: Globals' Cc and Bcc", () => {
+  /** Whom each message handed over really goes to in `list`, with Globals applied as Mailjet applies them. */
+  const recipientsOf = (held: Awaited<ReturnType<typeof holdSuppressed>>, list: "Cc" | "Bcc") =>
+    held.request.Messages.map((m) =>
+      ((applyGlobals(held.request.Globals as never, m as never) as EmailMessage)[list] ?? []).map((r) => r.Email),
+    );
+
+  it("holds back a suppressed recipient of Globals.Cc or Globals.Bcc too: Mailjet adds them to every message", async () => {
+    const input = {
+      Globals: {
+        From: { Email: "news@chainmail.test" },
+        Subject: "Shared",
+        Bcc: [{ Email: "audit@example.test" }, { Email: "SPAM@example.test" }],
+      },
+      Messages: [
+        { To: [{ Email: "a@example.test" }], Bcc: [{ Email: "own@example.test" }], TextPart: "x" },
+        { To: [{ Email: "b@example.test" }], TextPart: "x" },
+      ],
+    } as unknown as EmailRequest;
+    const held = await holdSuppressed(store, input);
+    expect(held.kept).toEqual([0, 1]);
+    expect(recipientsOf(held, "Bcc")).toEqual([["audit@example.test", "own@example.test"], ["audit@example.test"]]);
+    for (const i of [0, 1]) {
+      const entries = held.entries.get(i)!;
+      expect(entries.map((e) => [e.ErrorCode, e.ErrorRelatedTo])).toEqual([
+        [MessageErrorCode.SUPPRESSED, ["Globals.Bcc[1].Email"]],
+      ]);
+    }
+    // What Globals says besides its lists still holds for every message.
+    expect(held.request.Globals).toEqual({ From: { Email: "news@chainmail.test" }, Subject: "Shared" });
+  });
+
+  it("only for the senders whose list has the recipient; Globals is left as given when nobody is held back", async () => {
+    const input = {
+      Globals: { Cc: [{ Email: "bounced@example.test" }] },
+      Messages: [msg("news@chainmail.test", ["a@example.test"]), msg("other@chainmail.test", ["b@example.test"])],
+    } as unknown as EmailRequest;
+    const held = await holdSuppressed(store, input);
+    expect(recipientsOf(held, "Cc")).toEqual([[], ["bounced@example.test"]]);
+    expect(held.entries.get(0)!.map((e) => e.ErrorRelatedTo)).toEqual([["Globals.Cc[0].Email"]]);
+    expect(held.entries.has(1)).toBe(false);
+
+    const clean = { Globals: { Cc: [{ Email: "fine@example.test" }] }, Messages: input.Messages } as EmailRequest;
+    const untouched = await holdSuppressed(store, clean);
+    expect(untouched.request).toEqual(clean);
+    expect(untouched.entries.size).toBe(0);
   });
 });
