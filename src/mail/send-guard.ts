@@ -44,6 +44,37 @@ function suppressedEntry(at: string, email: string, found: Found): ErrorEntry {
   );
 }
 
+/** The lists of `Globals` Mailjet adds to every message (it refuses a `To` there). */
+const GLOBAL_LISTS = ["Cc", "Bcc"] as const;
+
+/** `Globals.Cc` or `Globals.Bcc` (own keys only); none when it is not a list. */
+function globalList(globals: Loose | undefined, list: (typeof GLOBAL_LISTS)[number]): unknown[] {
+  const entries = globals && Object.hasOwn(globals, list) ? globals[list] : undefined;
+  return Array.isArray(entries) ? entries : [];
+}
+
+const emailOf = (entry: unknown): string | undefined =>
+  isObject(entry) && typeof entry.Email === "string" ? entry.Email : undefined;
+
+/** The suppression list asked once per sender, about every recipient of its messages (Globals' Cc and Bcc too). */
+async function lookUp(
+  store: SuppressionLookup,
+  messages: readonly EmailMessage[],
+  globals: Loose | undefined,
+): Promise<Map<string, ReadonlyMap<string, Found>>> {
+  const shared = GLOBAL_LISTS.flatMap((list) => globalList(globals, list).flatMap((r) => emailOf(r) ?? []));
+  const bySender = new Map<string, string[]>();
+  for (const message of messages) {
+    const sender = senderOf(message, globals).toLowerCase();
+    const emails = bySender.get(sender) ?? [...shared];
+    for (const list of LISTS) for (const r of message[list] ?? []) emails.push(r.Email);
+    bySender.set(sender, emails);
+  }
+  const found = new Map<string, ReadonlyMap<string, Found>>();
+  for (const [sender, emails] of bySender) found.set(sender, await store.suppressed(sender, emails));
+  return found;
+}
+
 /** Takes suppressed recipients out of `request` (nothing when it says `SendToSuppressed`). */
 export async function holdSuppressed(store: SuppressionLookup | undefined, request: EmailRequest): Promise<Held> {
   const { SendToSuppressed: override, ...forwarded } = request;
@@ -51,43 +82,55 @@ export async function holdSuppressed(store: SuppressionLookup | undefined, reque
   const all = messages.map((_, i) => i);
   if (!store || override === true) return { request: forwarded, kept: all, entries: new Map(), total: messages.length };
   const globals = isObject(request.Globals) ? request.Globals : undefined;
-  const bySender = new Map<string, string[]>();
-  for (const message of messages) {
-    const sender = senderOf(message, globals).toLowerCase();
-    const emails = bySender.get(sender) ?? [];
-    for (const list of LISTS) for (const r of message[list] ?? []) emails.push(r.Email);
-    bySender.set(sender, emails);
-  }
-  const found = new Map<string, ReadonlyMap<string, Found>>();
-  for (const [sender, emails] of bySender) found.set(sender, await store.suppressed(sender, emails));
+  const found = await lookUp(store, messages, globals);
+  const suppressedFor = (message: EmailMessage) => found.get(senderOf(message, globals).toLowerCase())!;
+  // Globals' Cc and Bcc go to every message: when one of them is held back from some message, every message takes
+  // them as its own (first, where Mailjet puts them) and Globals keeps neither.
+  const fold = messages.some((message) =>
+    GLOBAL_LISTS.some((list) =>
+      globalList(globals, list).some((r) => suppressedFor(message).has(emailOf(r)?.trim().toLowerCase() ?? "")),
+    ),
+  );
   const kept: number[] = [];
   const out: EmailMessage[] = [];
   const entries = new Map<number, ErrorEntry[]>();
   messages.forEach((message, i) => {
-    const suppressed = found.get(senderOf(message, globals).toLowerCase())!;
-    if (suppressed.size === 0) {
-      kept.push(i);
-      out.push(message);
-      return;
-    }
-    const copy: Loose = { ...message };
-    const held: ErrorEntry[] = [];
-    for (const list of LISTS) {
-      const recipients = message[list];
-      if (!recipients) continue;
-      copy[list] = recipients.filter((r, j) => {
-        const hit = suppressed.get(r.Email.trim().toLowerCase());
-        if (hit) held.push(suppressedEntry(`${list}[${j}].Email`, r.Email, hit));
-        return !hit;
-      });
-    }
+    const { copy, held } = withoutSuppressed(message, suppressedFor(message), fold ? globals : undefined);
     if (held.length) entries.set(i, held);
-    if ((copy.To as unknown[]).length === 0) return;
+    if (copy.To.length === 0) return;
     kept.push(i);
-    out.push(copy as EmailMessage);
+    out.push(copy);
   });
-  return { request: { ...forwarded, Messages: out }, kept, entries, total: messages.length };
+  const shared = fold && globals ? { Globals: withoutLists(globals) } : {};
+  return { request: { ...forwarded, ...shared, Messages: out }, kept, entries, total: messages.length };
 }
+
+/** One message without its suppressed recipients; with `globals`, Globals' Cc and Bcc become its own first. */
+function withoutSuppressed(
+  message: EmailMessage,
+  suppressed: ReadonlyMap<string, Found>,
+  globals: Loose | undefined,
+): { copy: EmailMessage; held: ErrorEntry[] } {
+  if (suppressed.size === 0 && !globals) return { copy: message, held: [] };
+  const copy: Loose = { ...message };
+  const held: ErrorEntry[] = [];
+  const keep = (at: string) => (r: unknown, j: number) => {
+    const email = emailOf(r);
+    const hit = email === undefined ? undefined : suppressed.get(email.trim().toLowerCase());
+    if (hit) held.push(suppressedEntry(`${at}[${j}].Email`, email!, hit));
+    return !hit;
+  };
+  for (const list of LISTS) {
+    const shared = list === "To" ? [] : globalList(globals, list).filter(keep(`Globals.${list}`));
+    const own = message[list]?.filter(keep(list));
+    if (own || shared.length) copy[list] = [...shared, ...(own ?? [])];
+  }
+  return { copy: copy as EmailMessage, held };
+}
+
+/** Globals without the lists every message now holds itself. */
+const withoutLists = (globals: Loose): Loose =>
+  Object.fromEntries(Object.entries(globals).filter(([key]) => !(GLOBAL_LISTS as readonly string[]).includes(key)));
 
 /** The transport's outcome for the kept messages as the outcome of the whole input. */
 export function mergeHeld(held: Held, outcome: SendOutcome | undefined): SendOutcome {

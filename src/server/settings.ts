@@ -118,12 +118,14 @@ function eventCredentials(config: Config): ServerSettings["events"] {
   const password = setting(config.env, "CHAINMAIL_EVENTS_PASSWORD");
   if (user === undefined && password === undefined) return undefined;
   if (user === undefined || password === undefined || user.includes(":")) {
+    const colon = user?.includes(":") === true;
     const missing = user === undefined ? "CHAINMAIL_EVENTS_USER" : "CHAINMAIL_EVENTS_PASSWORD";
-    const problem = user?.includes(":")
+    const named = colon ? "CHAINMAIL_EVENTS_USER" : missing;
+    const problem = colon
       ? "CHAINMAIL_EVENTS_USER holds a colon, which Basic credentials cannot carry"
-      : `${missing} is not set`;
-    throw new ChainmailError("INVALID_INPUT", `Setting ${missing} is invalid: ${problem}; set both or neither.`, {
-      details: { setting: user?.includes(":") ? "CHAINMAIL_EVENTS_USER" : missing },
+      : `${missing} is not set; set both or neither`;
+    throw new ChainmailError("INVALID_INPUT", `Setting ${named} is invalid: ${problem}.`, {
+      details: { setting: named },
     });
   }
   return { user, password };

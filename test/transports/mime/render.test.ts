@@ -4,8 +4,6 @@ import { describe, expect, it } from "vitest";
 import type { EmailMessage } from "../../../src/schemas/email.js";
 import { applyGlobals } from "../../../src/transports/message-rules.js";
 import { renderMessage, renderRequest } from "../../../src/transports/mime/render.js";
-import { newMessageNumber } from "../../../src/transports/mime/results.js";
-import { substituteVariables } from "../../../src/transports/mime/template.js";
 
 const base = {
   From: { Email: "a@chainmail.test" },
@@ -26,28 +24,6 @@ async function errors(message: Record<string, unknown>) {
 }
 
 describe("template variables", () => {
-  it('substitutes {{var:name}} and {{var:name:"default"}}, with spaces, escaped quotes and non-strings', () => {
-    const vars = { who: "Ann", n: 3, list: [1, 2], on: false, nothing: null };
-    const { text, missing } = substituteVariables(
-      '{{var:who}}|{{ var:n }}|{{var:list}}|{{var:on}}|{{var:gone:"say \\"hi\\""}}|{{var:nothing:"none"}}|{{var:x:""}}',
-      vars,
-      { html: false },
-    );
-    expect(text).toBe('Ann|3|[1,2]|false|say "hi"|none|');
-    expect(missing).toEqual([]);
-  });
-
-  it("reports variables with neither value nor default, and leaves other tags alone", () => {
-    const { text, missing } = substituteVariables("{{var:a}} {{data:b}} {% if x %}", {}, { html: false });
-    expect(missing).toEqual(["a"]);
-    expect(text).toBe("{{var:a}} {{data:b}} {% if x %}");
-  });
-
-  it("escapes values in HTML but not defaults written by the template author", () => {
-    const { text } = substituteVariables('{{var:v}} {{var:d:"<b>bold</b>"}}', { v: `<script>"&'` }, { html: true });
-    expect(text).toBe("&lt;script&gt;&quot;&amp;&#39; <b>bold</b>");
-  });
-
   it("without TemplateLanguage the text is sent as written", async () => {
     const { mail } = await parsed({ TextPart: "Hi {{var:who}}", Variables: { who: "Ann" } });
     expect(mail.text?.trim()).toBe("Hi {{var:who}}");
@@ -151,15 +127,6 @@ describe("rendering", () => {
       Globals: { Subject: "from globals" },
     } as never);
     expect("message" in out! && out.message.subject).toBe("from globals");
-  });
-
-  it("message numbers are unique 64-bit integers beyond 2^53", () => {
-    const ids = Array.from({ length: 1000 }, () => newMessageNumber());
-    expect(new Set(ids).size).toBe(1000);
-    for (const id of ids) {
-      expect(id > BigInt(Number.MAX_SAFE_INTEGER)).toBe(true);
-      expect(id < 2n ** 63n).toBe(true);
-    }
   });
 });
 

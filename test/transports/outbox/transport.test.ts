@@ -1,5 +1,5 @@
 import { mkdtemp, readdir, readFile, rm, writeFile } from "node:fs/promises";
-import { hostname, tmpdir } from "node:os";
+import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { fileURLToPath } from "node:url";
 import fc from "fast-check";
@@ -9,7 +9,7 @@ import { loadConfig } from "../../../src/core/config.js";
 import { parseJson, stringifyJson } from "../../../src/core/json.js";
 import { runNode } from "../../../src/core/node.js";
 import { emailSend } from "../../../src/nodes/index.js";
-import { findInOutbox, INDEX_FILE, listOutbox, recoverOutbox } from "../../../src/transports/outbox/store.js";
+import { findInOutbox, INDEX_FILE, listOutbox } from "../../../src/transports/outbox/store.js";
 import { runCli } from "../../support/helpers.js";
 import { type SmtpTestServer, startSmtp } from "../../upstreams/smtp.js";
 
@@ -325,55 +325,5 @@ describe("chainmail outbox list / show --bigint string", () => {
       }),
     );
     expect(bigintOption(undefined)).toBe("number");
-  });
-});
-
-describe("what a sender killed midway leaves in the outbox", () => {
-  it("a partial file with its index line takes its name; one without is removed once its writer is gone", async () => {
-    const dir = newDir();
-    const send = (customId: string) =>
-      runNode(
-        emailSend,
-        {
-          request: {
-            Messages: [
-              {
-                From: { Email: "a@chainmail.test" },
-                To: [{ Email: "b@example.test" }],
-                TextPart: "x",
-                CustomID: customId,
-              },
-            ],
-          },
-        },
-        { config: outboxConfig(dir) },
-      );
-    expect((await send("first")).error).toBeUndefined();
-    const [stored] = await listOutbox(dir);
-    // What a killed sender leaves, as it would name it: after its line (committed), and before (never stored).
-    const dead = 2 ** 22 + 12345; // beyond any pid this machine hands out
-    const host = hostname().replace(/[^A-Za-z0-9_-]/g, "_");
-    const eml = await readFile(join(dir, stored!.file));
-    await rm(join(dir, stored!.file));
-    await writeFile(join(dir, `${stored!.file}.${host}-${dead}.partial`), eml);
-    await writeFile(join(dir, `20260101T000000000Z-dead01.eml.${host}-${dead}.partial`), eml.subarray(0, 40));
-    // Left alone: a writer on another host, and one still running here (this test's parent).
-    const foreign = `20260101T000000000Z-f00001.eml.elsewhere-${dead}.partial`;
-    const live = `20260101T000000000Z-11fe01.eml.${host}-${process.ppid}.partial`;
-    await writeFile(join(dir, foreign), "x");
-    await writeFile(join(dir, live), "x");
-
-    const committed = `${stored!.file}.${host}-${dead}.partial`;
-    expect(await recoverOutbox(dir)).toEqual({
-      finished: [stored!.file],
-      removed: [`20260101T000000000Z-dead01.eml.${host}-${dead}.partial`],
-    });
-    expect((await readdir(dir)).sort()).toEqual([foreign, live, INDEX_FILE, stored!.file].sort());
-
-    // `outbox show` of a committed message whose file has not taken its name yet: it takes it then.
-    await rm(join(dir, stored!.file));
-    await writeFile(join(dir, committed), eml);
-    expect((await findInOutbox(dir, stored!.id))?.eml.equals(eml)).toBe(true);
-    expect((await readdir(dir)).sort()).toEqual([foreign, live, INDEX_FILE, stored!.file].sort());
   });
 });
