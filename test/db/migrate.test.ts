@@ -12,7 +12,13 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { ChainmailError } from "../../src/core/errors.js";
 import { type Database, openDatabase } from "../../src/db/database.js";
 import { appliedVersion, isMissingTable, loadMigrations, migrate } from "../../src/db/migrate.js";
-import { type IndexBackend, openBackend } from "../support/index-backend.js";
+import {
+  type IndexBackend,
+  openBackend,
+  postgresUrl,
+  TEST_POSTGRES_URL,
+  testEngine,
+} from "../support/index-backend.js";
 
 let backend: IndexBackend;
 const open: Database[] = [];
@@ -162,6 +168,29 @@ describe("appliedVersion and isMissingTable", () => {
     expect(await appliedVersion(db, "any")).toBe(0);
   });
 
+  it("pass any other failure on: another tool's schema_migrations, even in a database whose path reads like one", async () => {
+    // Rails and golang-migrate keep a schema_migrations table too, without a module column: not "nothing applied".
+    for (const name of ["foreign", "no such table/foreign", "does not exist/foreign"]) {
+      const db = await database(name);
+      await db.exec("CREATE TABLE schema_migrations (version TEXT PRIMARY KEY)");
+      await expect(appliedVersion(db, "index")).rejects.toThrow(expect.objectContaining({ code: "storage_error" }));
+    }
+  });
+
+  it.runIf(testEngine() === "postgres")(
+    "pass on a PostgreSQL server's refusal of the role or the database",
+    async () => {
+      for (const url of [
+        postgresUrl(TEST_POSTGRES_URL.replace("://postgres@", "://no_such_role@"), "test"),
+        postgresUrl(TEST_POSTGRES_URL, "no_such_database"),
+      ]) {
+        const db = await openDatabase(url);
+        open.push(db);
+        await expect(appliedVersion(db, "index")).rejects.toThrow(/does not exist/);
+      }
+    },
+  );
+
   it("tells a missing table in either engine's words from other failures", async () => {
     const db = await database("missing");
     const missing = await db.query("SELECT * FROM not_here").catch((e: unknown) => e);
@@ -169,6 +198,16 @@ describe("appliedVersion and isMissingTable", () => {
     expect(isMissingTable(new Error('relation "schema_migrations" does not exist'))).toBe(true);
     expect(isMissingTable(new Error("no such table: schema_migrations"))).toBe(true);
     expect(isMissingTable(new Error("database is locked"))).toBe(false);
+    // PostgreSQL words a missing column, schema, database or role alike: only undefined_table (42P01) is a table.
+    const pg = (message: string, code: string) =>
+      new ChainmailError("STORAGE_ERROR", `The database postgres://u@h/d failed: ${message}.`, {
+        cause: Object.assign(new Error(message), { code }),
+      });
+    expect(isMissingTable(pg('relation "activity" does not exist', "42P01"))).toBe(true);
+    expect(isMissingTable(pg('column "module" does not exist', "42703"))).toBe(false);
+    expect(isMissingTable(pg('role "reader" does not exist', "28000"))).toBe(false);
+    expect(isMissingTable(pg('database "index" does not exist', "3D000"))).toBe(false);
+    expect(isMissingTable(new Error('column "module" does not exist'))).toBe(false);
     expect(isMissingTable("no such table")).toBe(false);
     expect(isMissingTable(undefined)).toBe(false);
   });
