@@ -106,6 +106,14 @@ export async function appliedVersion(sql: Sql, module: string): Promise<number> 
   }
 }
 
-/** Whether a statement failed because a table it names does not exist (both engines' wording). */
-export const isMissingTable = (err: unknown): boolean =>
-  /no such table|does not exist/i.test(err instanceof Error ? err.message : "");
+/**
+ * Whether a statement failed because a table it names does not exist: SQLite's "no such table", PostgreSQL's
+ * undefined_table (42P01). Read from the driver's own error (a storage_error's cause), not from a message that also
+ * names the database (a path may say anything), and never a missing column, schema, database or role, which
+ * PostgreSQL also words "does not exist".
+ */
+export function isMissingTable(err: unknown): boolean {
+  const own = err instanceof ChainmailError && err.cause !== undefined ? err.cause : err;
+  if ((own as { code?: unknown } | null | undefined)?.code === "42P01") return true;
+  return own instanceof Error && /^(no such table\b|relation "[^"]*" does not exist$)/i.test(own.message);
+}

@@ -58,6 +58,8 @@ export interface MetadataServer {
   url: string;
   /** Paths asked, in order. */
   asked: string[];
+  /** Connections opened to it so far. */
+  connections(): number;
   close(): Promise<void>;
 }
 
@@ -125,6 +127,9 @@ export async function startMetadataServer(host = "127.0.0.1"): Promise<MetadataS
       case "/to-ipv6-loopback.json":
         res.writeHead(302, { location: `http://[::ffff:127.0.0.3]:${(server.address() as AddressInfo).port}/` });
         return res.end();
+      case "/to-not-a-url.json":
+        res.writeHead(302, { location: "http://[::1" });
+        return res.end();
       case "/to-localhost.json":
         res.writeHead(302, { location: `http://localhost:${(server.address() as AddressInfo).port}/token/1.json` });
         return res.end();
@@ -156,11 +161,14 @@ export async function startMetadataServer(host = "127.0.0.1"): Promise<MetadataS
         return res.end();
     }
   });
+  let connections = 0;
+  server.on("connection", () => connections++);
   await new Promise<void>((resolve) => server.listen(0, host, resolve));
   const { port } = server.address() as AddressInfo;
   return {
     url: `http://${host}:${port}`,
     asked,
+    connections: () => connections,
     close: () =>
       new Promise<void>((resolve) => {
         server.closeAllConnections();

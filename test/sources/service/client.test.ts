@@ -1,6 +1,7 @@
 /**
- * NFT_SOURCE=service: the three retrievers read through another chainmail's HTTP service (here a real `startServer`
- * in front of the local NFTPort-compatible server), record for record, its errors and its token handled.
+ * NFT_SOURCE=service (src/sources/service/client.ts): the three retrievers read through another chainmail's HTTP
+ * service (here a real `startServer` in front of the local NFTPort-compatible server), record for record, its errors
+ * and its token handled.
  */
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { stringifyJson } from "../../../src/core/json.js";

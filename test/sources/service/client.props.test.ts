@@ -1,7 +1,8 @@
 /**
- * NFT_SOURCE=service reads another chainmail's answers: whatever such a service answers (any status, any body, a
- * node output of any shape), the retriever resolves to `data` or `error`, never throws, never reports `internal`,
- * and passes `data` on only when it is a retriever's page. Fixed seed (PROPS_SEED); PROPS_RUNS cases (default 150).
+ * NFT_SOURCE=service (src/sources/service/client.ts) reads another chainmail's answers: whatever such a service
+ * answers (any status, any body, a node output of any shape), the retriever resolves to `data` or `error`, never
+ * throws, never reports `internal`, and passes `data` on only when it is a retriever's page.
+ * Fixed seed (PROPS_SEED); PROPS_RUNS cases (default 150).
  */
 import { createServer, type Server } from "node:http";
 import type { AddressInfo } from "node:net";
