@@ -32,7 +32,9 @@ describe("the library's typed entry points", () => {
   });
 
   it("answer an unknown id on `error`, naming it (cut to 100 characters) and where the ids are listed", async () => {
-    const out = await runNode(`nft-${"x".repeat(300)}` as never, input as never, { config });
+    // An id the types refuse, as a plain JavaScript caller could pass.
+    const id = `nft-${"x".repeat(300)}` as "nft-transactions-by-contract";
+    const out: Record<string, unknown> = await runNode(id, input, { config });
     expect(out.error).toEqual({
       error: `Unknown node "nft-${"x".repeat(96)}". \`chainmail nodes\` lists the nodes; the library's \`nodes\` maps each id to its node.`,
       details: { code: "unknown_node" },
