@@ -11,8 +11,17 @@ import { join } from "node:path";
 import { afterAll, describe, expect, it } from "vitest";
 import type { SqliteDriver } from "../../src/db/sqlite-types.js";
 
+/** The adapter, where better-sqlite3 loads here: its native part (built for one Node) loads at the first connection. */
 const driver: SqliteDriver | undefined = await import("../../src/db/sqlite-better.js").then(
-  (m) => m.betterSqlite3(),
+  (m) => {
+    const adapter = m.betterSqlite3();
+    try {
+      adapter.connect(":memory:", { mustExist: false }).close();
+      return adapter;
+    } catch {
+      return undefined;
+    }
+  },
   () => undefined,
 );
 const dir = mkdtempSync(join(tmpdir(), "chainmail-better-"));
