@@ -393,7 +393,8 @@ describe("chainmail watch killed while the outbox writes", () => {
     expect(killed).toBeGreaterThan(0);
     while ((await s.mailStates()).some((state) => state !== "sent")) expect((await s.run()).code).not.toBe(2);
     await expectOneFilePerEmail(outbox, sales);
-  });
+    // Twenty-odd watch processes, one after another: on a loaded 2-core machine more than the default 30 s.
+  }, 120_000);
 });
 
 describe("emails whose delivery is unknown", () => {
