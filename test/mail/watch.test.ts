@@ -11,23 +11,11 @@ import { addSuppression, mailStatus } from "../../src/mail/api.js";
 import { closeMailStores } from "../../src/mail/open.js";
 import { listOutbox } from "../../src/transports/outbox/store.js";
 import { watch, watchStatus } from "../../src/watch/watch.js";
-import { type NftportServer, type Rec, startNftport, VALID_KEY } from "../upstreams/nftport.js";
+import { type NftportServer, startNftport, VALID_KEY } from "../upstreams/nftport.js";
+import { saleIn } from "../upstreams/nftport-data.js";
 
 const CONTRACT = "0x4444444444444444444444444444444444444444";
-const hash = (n: number) => `0x${n.toString(16).padStart(64, "0")}`;
-const sale = (block: number, tokenId: number): Rec => ({
-  type: "sale",
-  buyer_address: "0x00000000000000000000000000000000000000b0",
-  seller_address: "0x00000000000000000000000000000000000000a0",
-  nft: { contract_type: "ERC721", contract_address: CONTRACT, token_id: String(tokenId) },
-  quantity: 1,
-  price_details: { asset_type: "ETH", price: 1, price_usd: 2000 },
-  transaction_hash: hash(block * 7),
-  block_hash: hash(block * 11),
-  block_number: block,
-  transaction_date: new Date(Date.UTC(2023, 0, 1) + block * 12_000).toISOString().slice(0, 19),
-  marketplace: "opensea",
-});
+const sale = (block: number, tokenId: number) => saleIn(CONTRACT, block, tokenId);
 
 let server: NftportServer;
 const dir = mkdtempSync(join(tmpdir(), "chainmail-mail-watch-"));

@@ -108,6 +108,24 @@ export function syntheticRecords(contract: string, count: number, firstBlock = 1
 }
 
 /** The directory of the saved real NFTPort responses. */
+/** An ETH sale of `tokenId` of `contract` in `block`, as NFTPort lists one (hashes and date derived from the block). */
+export function saleIn(contract: string, block: number, tokenId: number): Rec {
+  const hash = (n: number) => `0x${n.toString(16).padStart(64, "0")}`;
+  return {
+    type: "sale",
+    buyer_address: "0x00000000000000000000000000000000000000b0",
+    seller_address: "0x00000000000000000000000000000000000000a0",
+    nft: { contract_type: "ERC721", contract_address: contract, token_id: String(tokenId) },
+    quantity: 1,
+    price_details: { asset_type: "ETH", price: 1, price_usd: 2000 },
+    transaction_hash: hash(block * 7),
+    block_hash: hash(block * 11),
+    block_number: block,
+    transaction_date: new Date(Date.UTC(2023, 0, 1) + block * 12_000).toISOString().slice(0, 19),
+    marketplace: "opensea",
+  };
+}
+
 export const FIXTURES = join(import.meta.dirname, "..", "fixtures", "nftport");
 
 /** The OK pages in one fixture file: a single response, or an array of saved responses (S4b). */
