@@ -1,6 +1,7 @@
 /** Shared by the watch tests: an anvil with an NFT and a Seaport emitter, sales on it, and a log catcher. */
 import type { Logger } from "../../src/core/node.js";
 import { ORDER_FULFILLED } from "../../src/ingest/venues/seaport.js";
+import type { Mail, MailKind } from "../../src/watch/store.js";
 import {
   type Anvil,
   address,
@@ -84,3 +85,13 @@ export async function sellMany(
   }
   return { first, last: await head() };
 }
+
+/** A journalled email not yet sent, for the store's tests: its subject is its id. */
+export const pendingMail = (customId: string, kind?: MailKind): Mail => ({
+  customId,
+  rule: "r",
+  state: "pending",
+  attempts: 1,
+  message: { Subject: customId } as Mail["message"],
+  ...(kind ? { kind } : {}),
+});

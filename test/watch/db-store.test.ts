@@ -9,8 +9,9 @@ import { join } from "node:path";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import type { TransactionRecord } from "../../src/schemas/transactions.js";
 import { openWatchStore } from "../../src/watch/db-store.js";
-import type { Mail, TakenRecord } from "../../src/watch/store.js";
+import type { TakenRecord } from "../../src/watch/store.js";
 import { deferred } from "../support/helpers.js";
+import { pendingMail } from "../support/watch-helpers.js";
 
 let dir: string;
 let file: string;
@@ -25,13 +26,6 @@ const taken = (key: string, block: number): TakenRecord => ({
   position: { block, date: "" },
   record: { block_number: block } as unknown as TransactionRecord,
 });
-const mail = (customId: string): Mail => ({
-  customId,
-  rule: "r",
-  state: "pending",
-  attempts: 1,
-  message: { Subject: customId } as Mail["message"],
-});
 
 describe("the watch store on SQLite", () => {
   it("says where it is and keeps rules, records and emails across a reopen", async () => {
@@ -39,7 +33,7 @@ describe("the watch store on SQLite", () => {
     expect(first.where).toBe(file);
     await first.startRule("r", "fp", { block: 9, date: "" });
     await first.take("r", [taken("a", 10)], { block: 10, date: "d" }, 77);
-    await first.journal("r", [{ mail: mail("m"), keys: ["a"] }]);
+    await first.journal("r", [{ mail: pendingMail("m"), keys: ["a"] }]);
     await first.close();
     const again = await openWatchStore(file);
     try {
@@ -64,7 +58,7 @@ describe("the watch store on SQLite", () => {
       await store.hold("r", keys.slice(0, 1100), 5);
       expect(await store.held("r", 6, 5000)).toHaveLength(1100);
       expect(await store.queued("r", 5000)).toHaveLength(134);
-      await store.journal("r", [{ mail: mail("big"), keys }]);
+      await store.journal("r", [{ mail: pendingMail("big"), keys }]);
       expect(await store.queued("r", 5000)).toHaveLength(0);
       // Held records are still queued: the email claims them too.
       expect((await store.recordsFrom("r", 0)).filter((r) => r.customId === "big")).toHaveLength(1234);

@@ -12,7 +12,8 @@ import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import type { MessageResult } from "../../src/schemas/email.js";
 import type { TransactionRecord } from "../../src/schemas/transactions.js";
 import { openWatchStore } from "../../src/watch/db-store.js";
-import type { Mail, MailKind, TakenRecord, WatchStore } from "../../src/watch/store.js";
+import type { TakenRecord, WatchStore } from "../../src/watch/store.js";
+import { pendingMail } from "../support/watch-helpers.js";
 
 let dir: string;
 let store: WatchStore;
@@ -30,14 +31,6 @@ const taken = (key: string, block: number): TakenRecord => ({
   key,
   position: { block, date: `2026-01-01T00:00:${String(block % 60).padStart(2, "0")}` },
   record: { type: "transfer", block_number: block, token_id: key } as unknown as TransactionRecord,
-});
-const mail = (customId: string, kind?: MailKind): Mail => ({
-  customId,
-  rule: "r",
-  state: "pending",
-  attempts: 1,
-  message: { Subject: customId } as Mail["message"],
-  ...(kind ? { kind } : {}),
 });
 const SENT: MessageResult = { Status: "success" };
 const FAILED: MessageResult = { Status: "error", Errors: [] };
@@ -75,7 +68,7 @@ describe("taking records", () => {
 
   it("takes a record once: a key taken again leaves the first one as it is", async () => {
     await store.take("r", [taken("a", 100)], { block: 100, date: "" });
-    await store.journal("r", [{ mail: mail("m"), keys: ["a"] }]);
+    await store.journal("r", [{ mail: pendingMail("m"), keys: ["a"] }]);
     await store.take("r", [taken("a", 100), taken("b", 101)], { block: 101, date: "" });
     expect(await statesOf()).toEqual({ a: "claimed", b: "queued" });
     expect(keysOf(await store.queued("r", 10))).toEqual(["b"]);
@@ -95,7 +88,7 @@ describe("taking records", () => {
 describe("reorgs", () => {
   it("drops queued records a reorg removed and queues them again when they come back; a sent one stays sent", async () => {
     await store.take("r", [taken("a", 100), taken("b", 101)], { block: 101, date: "" });
-    await store.journal("r", [{ mail: mail("m"), keys: ["a"] }]);
+    await store.journal("r", [{ mail: pendingMail("m"), keys: ["a"] }]);
     await store.settle([{ customId: "m", state: "sent", result: SENT }]);
     await store.markReorged("r", ["a", "b"], true);
     expect(await statesOf()).toEqual({ a: "sent", b: "dropped" });
@@ -108,12 +101,12 @@ describe("reorgs", () => {
 
   it("offers a sent record a reorg removed for one retraction, then no more", async () => {
     await store.take("r", [taken("a", 100), taken("b", 101)], { block: 101, date: "" });
-    await store.journal("r", [{ mail: mail("m"), keys: ["a", "b"] }]);
+    await store.journal("r", [{ mail: pendingMail("m"), keys: ["a", "b"] }]);
     await store.settle([{ customId: "m", state: "sent", result: SENT }]);
     expect(await store.retractable("r", 10)).toEqual([]);
     await store.markReorged("r", ["b"], true);
     expect(keysOf(await store.retractable("r", 10))).toEqual(["b"]);
-    await store.journal("r", [{ mail: mail("x", "retraction"), keys: ["b"] }]);
+    await store.journal("r", [{ mail: pendingMail("x", "retraction"), keys: ["b"] }]);
     expect(await store.retractable("r", 10)).toEqual([]);
     const [, b] = await store.recordsFrom("r", 0);
     expect(b).toMatchObject({ state: "sent", customId: "m", retracted: true });
@@ -134,9 +127,9 @@ describe("max_per_hour", () => {
 
   it("counts the record emails journalled since a time, not retractions or an hour's digest", async () => {
     await store.take("r", [taken("a", 100), taken("b", 101), taken("c", 102)], { block: 102, date: "" });
-    await store.journal("r", [{ mail: mail("m1"), keys: ["a"] }], 1000);
-    await store.journal("r", [{ mail: mail("m2"), keys: ["b"] }], 2000);
-    await store.journal("r", [{ mail: mail("o", "overflow"), keys: ["c"] }], 2000);
+    await store.journal("r", [{ mail: pendingMail("m1"), keys: ["a"] }], 1000);
+    await store.journal("r", [{ mail: pendingMail("m2"), keys: ["b"] }], 2000);
+    await store.journal("r", [{ mail: pendingMail("o", "overflow"), keys: ["c"] }], 2000);
     expect(await store.mailsSince("r", 1000)).toBe(2);
     expect(await store.mailsSince("r", 1001)).toBe(1);
     expect(await store.mailsSince("r", 2001)).toBe(0);
@@ -146,22 +139,22 @@ describe("max_per_hour", () => {
 describe("the journal of emails", () => {
   it("journals intents as pending emails, claims their records and closes the digest window", async () => {
     await store.take("r", [taken("a", 100), taken("b", 101)], { block: 101, date: "" }, 1000);
-    await store.journal("r", [{ mail: mail("o", "overflow"), keys: [] }], 1000);
+    await store.journal("r", [{ mail: pendingMail("o", "overflow"), keys: [] }], 1000);
     expect((await store.ruleState("r"))?.digestSince).toBe(1000);
-    await store.journal("r", [{ mail: mail("m"), keys: ["a", "b"] }], 2000);
+    await store.journal("r", [{ mail: pendingMail("m"), keys: ["a", "b"] }], 2000);
     expect((await store.ruleState("r"))?.digestSince).toBeUndefined();
     expect(await statesOf()).toEqual({ a: "claimed", b: "claimed" });
     expect((await store.recordsFrom("r", 0)).map((r) => r.customId)).toEqual(["m", "m"]);
     expect(await store.mails(["pending"])).toEqual([
-      { ...mail("o", "overflow"), result: undefined },
-      { ...mail("m"), kind: "record", result: undefined },
+      { ...pendingMail("o", "overflow"), result: undefined },
+      { ...pendingMail("m"), kind: "record", result: undefined },
     ]);
   });
 
   it("reads emails by state, oldest first, up to a limit", async () => {
-    await store.journal("r", [{ mail: mail("late"), keys: [] }], 3000);
-    await store.journal("r", [{ mail: mail("early"), keys: [] }], 1000);
-    await store.journal("r", [{ mail: mail("mid"), keys: [] }], 2000);
+    await store.journal("r", [{ mail: pendingMail("late"), keys: [] }], 3000);
+    await store.journal("r", [{ mail: pendingMail("early"), keys: [] }], 1000);
+    await store.journal("r", [{ mail: pendingMail("mid"), keys: [] }], 2000);
     await store.settle([{ customId: "mid", state: "failed", result: FAILED }]);
     expect((await store.mails(["pending", "failed"])).map((m) => m.customId)).toEqual(["early", "mid", "late"]);
     expect((await store.mails(["pending"], 1)).map((m) => m.customId)).toEqual(["early"]);
@@ -171,8 +164,8 @@ describe("the journal of emails", () => {
   it("settles each email and its records, the rule's last mailed record being the newest one an email sent", async () => {
     await store.take("r", [taken("a", 100), taken("b", 101), taken("c", 102)], { block: 102, date: "" });
     await store.journal("r", [
-      { mail: mail("m1"), keys: ["a", "b"] },
-      { mail: mail("m2"), keys: ["c"] },
+      { mail: pendingMail("m1"), keys: ["a", "b"] },
+      { mail: pendingMail("m2"), keys: ["c"] },
     ]);
     await store.settle([
       { customId: "m1", state: "sent", result: SENT },
@@ -181,14 +174,14 @@ describe("the journal of emails", () => {
     expect(await statesOf()).toEqual({ a: "sent", b: "sent", c: "failed" });
     expect((await store.ruleState("r"))?.lastMailed).toBe("b");
     // A sent email that carries no record (an hour's digest of nothing, a scheduled one) leaves the cursor.
-    await store.journal("r", [{ mail: mail("empty"), keys: [] }]);
+    await store.journal("r", [{ mail: pendingMail("empty"), keys: [] }]);
     await store.settle([{ customId: "empty", state: "sent", result: SENT }]);
     expect((await store.ruleState("r"))?.lastMailed).toBe("b");
   });
 
   it("leaves the records of an email to retry claimed, and reopens it as pending with one more attempt before the send", async () => {
     await store.take("r", [taken("a", 100)], { block: 100, date: "" });
-    await store.journal("r", [{ mail: mail("m"), keys: ["a"] }]);
+    await store.journal("r", [{ mail: pendingMail("m"), keys: ["a"] }]);
     await store.settle([{ customId: "m", state: "retry", result: FAILED }]);
     expect(await statesOf()).toEqual({ a: "claimed" });
     expect((await store.mails(["retry"])).map((m) => m.customId)).toEqual(["m"]);
@@ -200,9 +193,9 @@ describe("the journal of emails", () => {
   it("sends again, when asked, emails whose delivery is unknown or that failed, and says what each one was", async () => {
     await store.take("r", [taken("a", 100), taken("b", 101), taken("c", 102)], { block: 102, date: "" });
     await store.journal("r", [
-      { mail: mail("u"), keys: ["a"] },
-      { mail: mail("f"), keys: ["b"] },
-      { mail: mail("s"), keys: ["c"] },
+      { mail: pendingMail("u"), keys: ["a"] },
+      { mail: pendingMail("f"), keys: ["b"] },
+      { mail: pendingMail("s"), keys: ["c"] },
     ]);
     await store.settle([
       { customId: "u", state: "unknown", result: FAILED },
