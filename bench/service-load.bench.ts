@@ -11,9 +11,9 @@
  * (200) requests/s, their p50/p99/max latency measured per request by the client, refusals (503 with Retry-After)
  * per second and how fast they came, other failures.
  */
-import { type ChildProcess, spawn } from "node:child_process";
+import { type ChildProcess, execFileSync, spawn } from "node:child_process";
 import { once } from "node:events";
-import { mkdirSync, rmSync } from "node:fs";
+import { mkdirSync, readFileSync, rmSync } from "node:fs";
 import { join } from "node:path";
 import { createInterface } from "node:readline";
 import autocannon from "autocannon";
@@ -45,6 +45,20 @@ interface Figures {
   slowest: { sentAtMs: number; nth: number };
   /** Answered requests the service itself timed over 1 s (its /metrics histogram), to tell its wait from the socket's. */
   serverOver1s: number;
+  /** CPU the service process spent per request it answered or refused (µs), and the cores it and this load used. */
+  serviceCpuPerRequestUs: number;
+  serviceCores: number;
+  clientCores: number;
+}
+
+/** Clock ticks a second, for /proc/<pid>/stat. */
+const TICKS = Number(execFileSync("getconf", ["CLK_TCK"], { encoding: "utf8" }).trim()) || 100;
+
+/** CPU seconds (user + system) a process on this machine has spent, from /proc. */
+function cpuSecondsOf(pid: number): number {
+  const stat = readFileSync(`/proc/${pid}/stat`, "utf8");
+  const fields = stat.slice(stat.lastIndexOf(")") + 2).split(" ");
+  return (Number(fields[11]) + Number(fields[12])) / TICKS;
 }
 
 async function fill(db: string): Promise<void> {
@@ -69,7 +83,7 @@ async function serve(
   main: string,
   db: string,
   settings: Record<string, string>,
-): Promise<{ url: string; close(): Promise<void> }> {
+): Promise<{ url: string; pid: number; close(): Promise<void> }> {
   const child: ChildProcess = spawn(process.execPath, [main, "serve", "--port", "0"], {
     env: { PATH: process.env.PATH ?? "", NFT_SOURCE: "index", INDEX_DB: db, CHAINMAIL_TOKENS: TOKEN, ...settings },
     stdio: ["ignore", "ignore", "pipe"],
@@ -85,6 +99,7 @@ async function serve(
   child.stderr!.resume();
   return {
     url,
+    pid: child.pid!,
     close: async () => {
       const exited = once(child, "exit");
       child.kill("SIGTERM");
@@ -119,8 +134,10 @@ function pages(): () => { route: string; body: string } {
 const pct = (sorted: number[], p: number) =>
   sorted.length === 0 ? 0 : sorted[Math.min(sorted.length - 1, Math.ceil((p / 100) * sorted.length) - 1)]!;
 
-async function load(url: string): Promise<Figures> {
+async function load(url: string, pid: number): Promise<Figures> {
   const next = pages();
+  const serviceCpu = cpuSecondsOf(pid);
+  const clientCpu = process.cpuUsage();
   const answered: number[] = [];
   const shed: number[] = [];
   let withoutRetryAfter = 0;
@@ -161,6 +178,8 @@ async function load(url: string): Promise<Figures> {
       },
     ],
   });
+  const serviceSeconds = cpuSecondsOf(pid) - serviceCpu;
+  const { user, system } = process.cpuUsage(clientCpu);
   answered.sort((a, b) => a - b);
   shed.sort((a, b) => a - b);
   return {
@@ -174,6 +193,9 @@ async function load(url: string): Promise<Figures> {
     failed: failed + result.errors + result.timeouts,
     slowest: { sentAtMs: slowest.sentAtMs, nth: slowest.nth },
     serverOver1s: await answeredOver1s(url),
+    serviceCpuPerRequestUs: (serviceSeconds * 1e6) / Math.max(1, answered.length + shed.length),
+    serviceCores: serviceSeconds / SECONDS,
+    clientCores: (user + system) / 1e6 / SECONDS,
   };
 }
 
@@ -235,7 +257,7 @@ export default async function serviceLoadBench(): Promise<void> {
               const server = await serve(main, db, env);
               try {
                 await autocannon({ url: `${server.url}/healthz`, connections: 4, duration: 1 }); // warm-up
-                return await load(server.url);
+                return await load(server.url, server.pid);
               } finally {
                 await server.close();
               }
@@ -254,7 +276,8 @@ export default async function serviceLoadBench(): Promise<void> {
               `p99 ${f.p99.toFixed(0)} ms, max ${f.max.toFixed(0)} ms; shed ${f.shedPerSecond.toFixed(0)}/s ` +
               `(p99 ${f.shedP99.toFixed(0)} ms, ${f.withoutRetryAfter} without Retry-After); failed ${f.failed}; ` +
               `slowest sent ${f.slowest.sentAtMs.toFixed(0)} ms in, request ${f.slowest.nth} of its connection; ` +
-              `${f.serverOver1s} over 1 s by the service's clock`,
+              `${f.serverOver1s} over 1 s by the service's clock; service CPU ${f.serviceCpuPerRequestUs.toFixed(0)} µs a ` +
+              `request, cores used: service ${f.serviceCores.toFixed(2)}, load generator ${f.clientCores.toFixed(2)}`,
           );
         }
         console.log(
