@@ -12,6 +12,7 @@ import { applyGlobals, isObject } from "../transports/message-rules.js";
 import { errorEntry, notSentResult } from "../transports/outcome.js";
 import type { SendOutcome } from "../transports/types.js";
 import type { SendRecord } from "./store.js";
+import { suppressionKey } from "./suppression-key.js";
 
 type Found = { sender: string; reason: string; since: string };
 
@@ -65,7 +66,7 @@ async function lookUp(
   const shared = GLOBAL_LISTS.flatMap((list) => globalList(globals, list).flatMap((r) => emailOf(r) ?? []));
   const bySender = new Map<string, string[]>();
   for (const message of messages) {
-    const sender = senderOf(message, globals).toLowerCase();
+    const sender = suppressionKey(senderOf(message, globals));
     const emails = bySender.get(sender) ?? [...shared];
     for (const list of LISTS) for (const r of message[list] ?? []) emails.push(r.Email);
     bySender.set(sender, emails);
@@ -83,12 +84,12 @@ export async function holdSuppressed(store: SuppressionLookup | undefined, reque
   if (!store || override === true) return { request: forwarded, kept: all, entries: new Map(), total: messages.length };
   const globals = isObject(request.Globals) ? request.Globals : undefined;
   const found = await lookUp(store, messages, globals);
-  const suppressedFor = (message: EmailMessage) => found.get(senderOf(message, globals).toLowerCase())!;
+  const suppressedFor = (message: EmailMessage) => found.get(suppressionKey(senderOf(message, globals)))!;
   // Globals' Cc and Bcc go to every message: when one of them is held back from some message, every message takes
   // them as its own (first, where Mailjet puts them) and Globals keeps neither.
   const fold = messages.some((message) =>
     GLOBAL_LISTS.some((list) =>
-      globalList(globals, list).some((r) => suppressedFor(message).has(emailOf(r)?.trim().toLowerCase() ?? "")),
+      globalList(globals, list).some((r) => suppressedFor(message).has(suppressionKey(emailOf(r) ?? ""))),
     ),
   );
   const kept: number[] = [];
@@ -116,7 +117,7 @@ function withoutSuppressed(
   const held: ErrorEntry[] = [];
   const keep = (at: string) => (r: unknown, j: number) => {
     const email = emailOf(r);
-    const hit = email === undefined ? undefined : suppressed.get(email.trim().toLowerCase());
+    const hit = email === undefined ? undefined : suppressed.get(suppressionKey(email));
     if (hit) held.push(suppressedEntry(`${at}[${j}].Email`, email!, hit));
     return !hit;
   };

@@ -12,6 +12,7 @@ import type { SuppressionLookup } from "../core/node.js";
 import type { RawResponse } from "../schemas/common.js";
 import { MAX_LOOKUP_EMAILS } from "./feed.js";
 import type { FeedEvent, Suppression } from "./store.js";
+import { suppressionKey } from "./suppression-key.js";
 
 const UPSTREAM = "the chainmail service";
 /** Events one poll hands out at most; the rest come with the next poll (the cursor says where). */
@@ -136,7 +137,7 @@ export function serviceSuppressions(config: Config): SuppressionLookup {
   return {
     async suppressed(sender, emails) {
       const found = new Map<string, Suppression>();
-      const wanted = [...new Set(emails.map((e) => e.trim().toLowerCase()))];
+      const wanted = [...new Set(emails.map(suppressionKey))];
       for (let i = 0; i < wanted.length; i += MAX_LOOKUP_EMAILS) {
         const answer = await callService(config, "POST", "/suppressions/lookup", {
           sender,

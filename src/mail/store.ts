@@ -19,6 +19,7 @@ import {
   type SuppressionReason,
   suppressionOf,
 } from "./lifecycle.js";
+import { suppressionKey } from "./suppression-key.js";
 
 /** Events kept per message; later ones still move its state and the suppression list. */
 export const MAX_EVENTS_PER_MESSAGE = 100;
@@ -177,7 +178,6 @@ const exactInteger = (digits: string): number | bigint => {
 };
 const now = () => Math.floor(Date.now() / 1000);
 const iso = (seconds: number | string) => new Date(Number(seconds) * 1000).toISOString();
-const lower = (address: string) => address.trim().toLowerCase();
 const list = (first: number, count: number) => Array.from({ length: count }, (_, i) => `$${first + i}`).join(", ");
 
 /** Opens (and migrates) the store on `target`: an SQLite file or a `postgres://` URL. */
@@ -205,15 +205,18 @@ export function mailStoreOn(db: Database, options: MailStoreOptions = {}): MailS
     suppressions: (filter = {}) => suppressionList(db, filter),
     suppress: (entry) =>
       upsertSuppression(db, {
-        sender: lower(entry.sender),
-        email: lower(entry.email),
+        sender: suppressionKey(entry.sender),
+        email: suppressionKey(entry.email),
         reason: entry.reason,
         messageId: null,
         eventKey: entry.cause ?? null,
         since: entry.since ?? now(),
       }),
     unsuppress: (sender, email) =>
-      db.run("DELETE FROM mail_suppressions WHERE sender = $1 AND email = $2", [lower(sender), lower(email)]),
+      db.run("DELETE FROM mail_suppressions WHERE sender = $1 AND email = $2", [
+        suppressionKey(sender),
+        suppressionKey(email),
+      ]),
     close: () => db.close(),
   };
 }
@@ -221,13 +224,13 @@ export function mailStoreOn(db: Database, options: MailStoreOptions = {}): MailS
 /** Of `emails`, those suppressed for `sender` (or for every sender), each with its strongest entry. */
 async function suppressedAmong(db: Database, sender: string, emails: readonly string[]) {
   const found = new Map<string, Suppression>();
-  const wanted = [...new Set(emails.map(lower))];
+  const wanted = [...new Set(emails.map(suppressionKey))];
   for (let i = 0; i < wanted.length; i += 500) {
     const slice = wanted.slice(i, i + 500);
     const rows = await db.query<SuppressionRow>(
       `SELECT * FROM mail_suppressions WHERE sender IN ($1, $2) AND email IN (${list(3, slice.length)})
        ORDER BY reason_rank DESC`,
-      [lower(sender), ANY_SENDER, ...slice],
+      [suppressionKey(sender), ANY_SENDER, ...slice],
     );
     for (const row of rows) if (!found.has(row.email)) found.set(row.email, toSuppression(row));
   }
@@ -238,11 +241,11 @@ async function suppressionList(db: Database, filter: Parameters<MailStore["suppr
   const where: string[] = [];
   const params: string[] = [];
   if (filter.sender !== undefined) {
-    params.push(lower(filter.sender));
+    params.push(suppressionKey(filter.sender));
     where.push(`sender = $${params.length}`);
   }
   if (filter.email !== undefined) {
-    params.push(lower(filter.email));
+    params.push(suppressionKey(filter.email));
     where.push(`email = $${params.length}`);
   }
   const rows = await db.query<SuppressionRow>(
@@ -403,7 +406,7 @@ async function insertEvents(tx: Sql, events: readonly MailEvent[]): Promise<Set<
         event.kind,
         event.fact,
         event.time,
-        lower(event.email),
+        suppressionKey(event.email),
         JSON.stringify(event.detail),
         t,
       );
@@ -457,7 +460,7 @@ function factsOf(events: readonly MailEvent[], known: ReadonlyMap<string, { send
       };
     }
     const sender = known.get(event.messageId)?.sender ?? ANY_SENDER;
-    const email = lower(event.email);
+    const email = suppressionKey(event.email);
     const reason = suppressionOf(event.fact);
     if (reason) {
       const write = { sender, email, reason, messageId: event.messageId, eventKey: event.key, since: event.time };
@@ -610,7 +613,7 @@ async function upsertMessage(
 
 async function recordSends(tx: Sql, records: readonly SendRecord[]): Promise<void> {
   for (const r of records) {
-    const sender = lower(r.sender);
+    const sender = suppressionKey(r.sender);
     await upsertMessage(tx, { ...r, sender }, r.fact);
     // Events that came before this record suppressed for every sender: now the sender is known.
     const early = await tx.query<SuppressionRow>(
@@ -660,14 +663,14 @@ async function applyEvent(tx: Sql, event: MailEvent, softBounceLimit: number): P
   if (reason) {
     await upsertSuppression(tx, {
       sender,
-      email: lower(event.email),
+      email: suppressionKey(event.email),
       reason,
       messageId: event.messageId,
       eventKey: event.key,
       since: event.time,
     });
   } else if (event.fact === "soft_bounce") {
-    await softBounced(tx, sender, lower(event.email), softBounceLimit);
+    await softBounced(tx, sender, suppressionKey(event.email), softBounceLimit);
   }
   return true;
 }

@@ -105,6 +105,24 @@ describe("holdSuppressed", () => {
     expect(held.entries.get(0)!.map((e) => e.ErrorRelatedTo)).toEqual([["To[0].Email"]]);
     expect(held.total).toBe(2);
   });
+
+  it("asks once per sender as the list keys it: spaces and case do not make another sender", async () => {
+    const asked: string[] = [];
+    const counting = {
+      suppressed(sender: string, emails: readonly string[]) {
+        asked.push(sender);
+        return store.suppressed(sender, emails);
+      },
+    };
+    const input = request(
+      msg(" News@Chainmail.test", ["bounced@example.test"]),
+      msg("news@chainmail.test ", ["Bounced@Example.test", "fine@example.test"]),
+    );
+    const held = await holdSuppressed(counting, input);
+    expect(asked).toEqual(["news@chainmail.test"]);
+    expect(held.kept).toEqual([1]);
+    expect(held.entries.get(1)!.map((e) => e.ErrorRelatedTo)).toEqual([["To[0].Email"]]);
+  });
 });
 
 describe("mergeHeld", () => {
