@@ -20,12 +20,13 @@ export async function openStoreCache(target: string, ttlMs: number): Promise<Enr
   }
   return {
     async get(keys) {
+      // Fresh while younger than the time to live, as in memoryCache: an entry exactly ttlMs old is expired.
       const out = new Map<string, unknown>();
       if (ttlMs <= 0) return out;
       for (let i = 0; i < keys.length; i += 500) {
         const slice = keys.slice(i, i + 500);
         const rows = await db.query<{ key: string; value: string }>(
-          `SELECT key, value FROM enrichment_cache WHERE stored_at >= $1 AND key IN (${list(2, slice.length)})`,
+          `SELECT key, value FROM enrichment_cache WHERE stored_at > $1 AND key IN (${list(2, slice.length)})`,
           [Date.now() - ttlMs, ...slice],
         );
         for (const row of rows) out.set(row.key, parseJson(row.value));
@@ -42,7 +43,7 @@ export async function openStoreCache(target: string, ttlMs: number): Promise<Enr
         { key: ["key"], update: ["value", "stored_at"] },
       );
       // Entries long past their time are of no use: dropped now and then, so the table stays small.
-      if (Math.random() < 0.05) await db.run("DELETE FROM enrichment_cache WHERE stored_at < $1", [now - ttlMs]);
+      if (Math.random() < 0.05) await db.run("DELETE FROM enrichment_cache WHERE stored_at <= $1", [now - ttlMs]);
     },
     close: () => db.close(),
   };
