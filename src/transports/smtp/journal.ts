@@ -29,7 +29,10 @@ export class SmtpJournal {
    * on disk (in the OS's hands) before the step it announces can happen.
    */
   async note(customId: string, step: Step): Promise<void> {
-    this.ready ??= mkdir(dirname(this.path), { recursive: true });
+    const folder = dirname(this.path);
+    this.ready ??= mkdir(folder, { recursive: true }).catch((err: unknown) => {
+      throw this.failure(`Creating the directory ${folder} of the SMTP journal`, err);
+    });
     await this.ready;
     this.noteNow(customId, step);
   }
@@ -38,15 +41,17 @@ export class SmtpJournal {
     try {
       appendFileSync(this.path, `${stringifyJson({ custom_id: customId, at: new Date().toISOString(), ...step })}\n`);
     } catch (err) {
-      throw new ChainmailError(
-        "STORAGE_ERROR",
-        `Writing the SMTP journal ${this.path} failed: ${(err as Error).message}.`,
-        {
-          hint: "Check SMTP_JOURNAL: its directory must be writable.",
-          details: { smtp_journal: this.path },
-        },
-      );
+      throw this.failure(`Writing the SMTP journal ${this.path}`, err);
     }
+  }
+
+  /** The storage_error for a file-system failure while `doing`, the fs error its cause. */
+  private failure(doing: string, err: unknown): ChainmailError {
+    return new ChainmailError("STORAGE_ERROR", `${doing} failed: ${(err as Error).message}.`, {
+      hint: "Check SMTP_JOURNAL: its directory must be writable.",
+      details: { smtp_journal: this.path },
+      cause: err,
+    });
   }
 
   lookup(customIds: readonly string[]): Map<string, MessageResult> {

@@ -1,7 +1,8 @@
 /**
  * src/transports/smtp/journal.ts on its own, in a real file: the last line of a CustomID says what became of its
  * message after a crash (a result is the result, `data` without one is delivery unknown, `attempt` alone or no line
- * is not sent); a line cut short is skipped; a journal that cannot be written fails with storage_error.
+ * is not sent); a line cut short is skipped; a journal (or its directory) that cannot be written fails with
+ * storage_error.
  */
 import { appendFileSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
@@ -74,7 +75,7 @@ describe("SmtpJournal", () => {
     expect(codeOf(missing.lookup(["x"]).get("x"))).toBe(MessageErrorCode.NOT_SENT);
   });
 
-  it("fails with storage_error naming the journal when a line cannot be written; other read errors are thrown", async () => {
+  it("fails with storage_error naming the journal when a line or its directory cannot be written; other read errors are thrown", async () => {
     const file = join(dir, "a-file");
     writeFileSync(file, "");
     const path = join(file, "journal.jsonl");
@@ -89,8 +90,17 @@ describe("SmtpJournal", () => {
     expect((err as ChainmailError).code).toBe("storage_error");
     expect((err as ChainmailError).shortMessage).toMatch(`Writing the SMTP journal ${path} failed`);
     expect((err as ChainmailError).details).toEqual({ smtp_journal: path });
-    // Its directory cannot be made either: the step is refused before it happens.
-    await expect(journal.note("x", { step: "attempt" })).rejects.toThrow();
+    expect((err as ChainmailError).cause).toHaveProperty("code", "ENOTDIR");
+    // Its directory cannot be made either: the step is refused before it happens, as storage_error too.
+    const refused = await journal.note("x", { step: "attempt" }).catch((e: unknown) => e);
+    expect(refused).toBeInstanceOf(ChainmailError);
+    expect((refused as ChainmailError).code).toBe("storage_error");
+    expect((refused as ChainmailError).shortMessage).toMatch(
+      `Creating the directory ${file} of the SMTP journal failed: `,
+    );
+    expect((refused as ChainmailError).shortMessage).toMatch(/ENOTDIR|EEXIST/);
+    expect((refused as ChainmailError).details).toEqual({ smtp_journal: path });
+    expect((refused as ChainmailError).cause).toHaveProperty("syscall", "mkdir");
     expect(() => journal.lookup(["x"])).toThrow(/ENOTDIR/);
   });
 });
