@@ -108,8 +108,18 @@ export function identifier(name: string): string {
 export function conflictClause(onConflict: OnConflict | undefined): string {
   if (!onConflict) return "";
   if (onConflict === "ignore") return " ON CONFLICT DO NOTHING";
+  // `ON CONFLICT ()` is no SQL, and PostgreSQL's DO UPDATE needs the key it conflicts on: a caller's mistake.
+  if (onConflict.key.length === 0) {
+    throw new ChainmailError(
+      "INTERNAL",
+      'insertMany\'s onConflict names no key column (use "ignore" for any conflict).',
+    );
+  }
+  const target = ` ON CONFLICT (${onConflict.key.map(identifier).join(", ")})`;
+  // No column to overwrite keeps the stored row: DO NOTHING on that key (`SET` with no column is no SQL).
+  if (onConflict.update.length === 0) return `${target} DO NOTHING`;
   const set = onConflict.update.map((c) => `${identifier(c)} = excluded.${identifier(c)}`).join(", ");
-  return ` ON CONFLICT (${onConflict.key.map(identifier).join(", ")}) DO UPDATE SET ${set}`;
+  return `${target} DO UPDATE SET ${set}`;
 }
 
 /**

@@ -70,6 +70,9 @@ describe("statements", () => {
       { k: 2, v: "updated" },
       { k: 20_000, v: "new" },
     ]);
+    // No column to update keeps the stored row, on either engine.
+    expect(await db.insertMany("kv", ["k", "v"], [{ k: 2, v: "kept?" }], { key: ["k"], update: [] })).toBe(0);
+    expect(await db.query("SELECT v FROM kv WHERE k = 2")).toEqual([{ v: "updated" }]);
     expect(await db.insertMany("kv", ["k", "v"], [])).toBe(0);
     await expect(db.insertMany("kv; DROP TABLE kv", ["k"], [{ k: 1 }])).rejects.toThrow(/identifier/);
   });

@@ -114,6 +114,15 @@ describe("conflictClause", () => {
     );
   });
 
+  it("keeps the stored row on the key when there is no column to update; refuses an empty key as internal", () => {
+    expect(conflictClause({ key: ["chain", "tx_hash"], update: [] })).toBe(" ON CONFLICT (chain, tx_hash) DO NOTHING");
+    for (const update of [[], ["v"]]) {
+      expect(() => conflictClause({ key: [], update })).toThrow(
+        expect.objectContaining({ code: "internal", message: expect.stringMatching(/onConflict names no key column/) }),
+      );
+    }
+  });
+
   it("refuses a key or column that is not a plain identifier", () => {
     expect(() => conflictClause({ key: ["k; --"], update: ["v"] })).toThrow(/not a plain SQL identifier/);
     expect(() => conflictClause({ key: ["k"], update: ["v = 1, w"] })).toThrow(/not a plain SQL identifier/);
