@@ -7,7 +7,8 @@
  * mac only binds; the cursor is OpenSea's to check.
  */
 import { createHash } from "node:crypto";
-import { MAX_CURSOR_LENGTH } from "./events.js";
+import { ChainmailError } from "../../core/errors.js";
+import { isCursor, MAX_CURSOR_LENGTH } from "./events.js";
 
 export interface Cursor {
   /** OpenSea's `next`. */
@@ -23,7 +24,19 @@ export const tagOf = (cursor: string): string => digest(`cursor|${cursor}`, 8);
 
 const macOf = (fingerprint: string, cursor: Cursor) => digest(`${fingerprint}|${cursor.next}|${cursor.previous}`, 16);
 
+const TAG = /^[A-Za-z0-9_-]{8}$/;
+
+/**
+ * The continuation of `cursor` for the query `fingerprint`. Only what decodeContinuation takes back is issued: the
+ * source passes cursors readEventsPage checked and tags from tagOf, so anything else is a bug here, not a token.
+ */
 export function encodeContinuation(cursor: Cursor, fingerprint: string): string {
+  if (!isCursor(cursor.next) || !TAG.test(cursor.previous)) {
+    throw new ChainmailError(
+      "INTERNAL",
+      `No OpenSea continuation for a cursor of ${cursor.next.length} characters that is not visible ASCII up to ${MAX_CURSOR_LENGTH}, or a previous tag that is not 8 base64url characters.`,
+    );
+  }
   return `${Buffer.from(cursor.next, "utf8").toString("base64url")}.${cursor.previous}.${macOf(fingerprint, cursor)}`;
 }
 
@@ -36,7 +49,7 @@ export function decodeContinuation(token: string, fingerprint: string): Cursor |
   const match = FORM.exec(token);
   if (!match) return undefined;
   const next = Buffer.from(match[1]!, "base64url").toString("utf8");
-  if (!/^[\x21-\x7e]+$/.test(next) || next.length > MAX_CURSOR_LENGTH) return undefined;
+  if (!isCursor(next)) return undefined;
   const cursor = { next, previous: match[2]! };
   return macOf(fingerprint, cursor) === match[3] ? cursor : undefined;
 }

@@ -36,6 +36,8 @@ export class Unreadable {
 
 /** Longest `next` cursor taken (OpenSea's are ~60 characters): it goes into a URL and into a continuation. */
 export const MAX_CURSOR_LENGTH = 256;
+/** Whether `text` may be OpenSea's `next`: visible ASCII (no space), 1 to MAX_CURSOR_LENGTH characters. */
+export const isCursor = (text: string): boolean => text.length <= MAX_CURSOR_LENGTH && /^[\x21-\x7e]+$/.test(text);
 /** Most events one answer may hold (OpenSea's `limit` is at most 200). */
 export const MAX_EVENTS = 1000;
 
@@ -55,7 +57,7 @@ export function readEventsPage(body: unknown): EventsPage | Unreadable {
   if (events.length > MAX_EVENTS) return new Unreadable("asset_events", `holds more than ${MAX_EVENTS} events`);
   const next = own(body, "next");
   if (next === undefined || next === null || next === "") return { events, next: undefined };
-  if (typeof next !== "string" || next.length > MAX_CURSOR_LENGTH || !/^[\x21-\x7e]+$/.test(next)) {
+  if (typeof next !== "string" || !isCursor(next)) {
     return new Unreadable("next", `is not a cursor (visible ASCII, at most ${MAX_CURSOR_LENGTH} characters)`);
   }
   return { events, next };

@@ -1,7 +1,9 @@
 /**
  * src/sources/opensea/continuation.ts on its own: the form of the OpenSea continuation, its binding to the query, what
- * it refuses. test/sources/opensea/source.test.ts and walk.test.ts cover it end to end through the source.
+ * it refuses (and so never issues). test/sources/opensea/source.test.ts and walk.test.ts cover it end to end through
+ * the source.
  */
+import { createHash } from "node:crypto";
 import fc from "fast-check";
 import { describe, expect, it } from "vitest";
 import { decodeContinuation, encodeContinuation, tagOf } from "../../../src/sources/opensea/continuation.js";
@@ -19,6 +21,16 @@ const printable = fc
   .map((codes) => String.fromCharCode(...codes));
 const cursorArb = fc.record({ next: printable, previous: fc.string().map(tagOf) });
 const BASE64URL = /^[A-Za-z0-9_-]+$/;
+
+/** Cursors OpenSea could not have sent, and previous tags tagOf does not make. */
+const UNSENDABLE = ["", "has space", "tab\there", "é", "line\n", "\x7f", "x".repeat(MAX_CURSOR_LENGTH + 1)];
+const BAD_TAGS = ["", "short", "x".repeat(9), "abc+defg"];
+
+/** A token in the continuation's form, signed as the source signs, whatever it carries (the encoder refuses some). */
+const signed = ({ next, previous }: { next: string; previous: string }) => {
+  const mac = createHash("sha256").update(`${FP}|${next}|${previous}`).digest("base64url").slice(0, 16);
+  return `${Buffer.from(next, "utf8").toString("base64url")}.${previous}.${mac}`;
+};
 
 describe("tagOf", () => {
   it("is a fixed-length base64url name, the same for the same cursor", () => {
@@ -73,17 +85,26 @@ describe("encodeContinuation / decodeContinuation", () => {
 
   it("refuses a well-formed, correctly signed cursor that OpenSea could not have sent", () => {
     const previous = tagOf("");
-    for (const next of ["has space", "tab\there", "é", "line\n", "\x7f", "x".repeat(MAX_CURSOR_LENGTH + 1)]) {
-      // encodeContinuation does not check; decodeContinuation does.
-      expect(decodeContinuation(encodeContinuation({ next, previous }, FP), FP)).toBeUndefined();
-    }
+    for (const next of UNSENDABLE) expect(decodeContinuation(signed({ next, previous }), FP)).toBeUndefined();
     const longest = { next: "~".repeat(MAX_CURSOR_LENGTH), previous };
     expect(decodeContinuation(encodeContinuation(longest, FP), FP)).toEqual(longest);
   });
 
   it("refuses a previous tag that is not 8 base64url characters", () => {
-    for (const previous of ["", "short", "x".repeat(9), "abc+defg"]) {
-      expect(decodeContinuation(encodeContinuation({ next: "abc", previous }, FP), FP)).toBeUndefined();
+    for (const previous of BAD_TAGS) {
+      expect(decodeContinuation(signed({ next: "abc", previous }), FP)).toBeUndefined();
+    }
+  });
+
+  it("issues no token its decoder would refuse: such a cursor or tag is an internal error", () => {
+    const cases = [
+      ...UNSENDABLE.map((next) => ({ next, previous: tagOf("") })),
+      ...BAD_TAGS.map((previous) => ({ next: "abc", previous })),
+    ];
+    for (const cursor of cases) {
+      expect(() => encodeContinuation(cursor, FP)).toThrow(
+        expect.objectContaining({ code: "internal", message: expect.stringMatching(/^No OpenSea continuation for/) }),
+      );
     }
   });
 });
@@ -95,6 +116,32 @@ describe("continuation (properties)", () => {
         const token = encodeContinuation(cursor, fp);
         expect(decodeContinuation(token, fp)).toEqual(cursor);
         if (other !== fp) expect(decodeContinuation(token, other)).toBeUndefined();
+      }),
+      { numRuns: RUNS, seed: SEED },
+    );
+  });
+
+  it("whatever the encoder accepts decodes back to it: it throws rather than issue a token it would refuse", () => {
+    const anyText = (maxLength: number) =>
+      fc.oneof(
+        fc.string({ maxLength }),
+        fc.string({ unit: "grapheme", maxLength }),
+        fc.string({ unit: fc.constantFrom("!", "~", "a", "=", " "), maxLength }),
+      );
+    const cursors = fc.record({
+      next: fc.oneof(printable, anyText(MAX_CURSOR_LENGTH + 4)),
+      previous: fc.oneof(fc.string().map(tagOf), anyText(10)),
+    });
+    fc.assert(
+      fc.property(cursors, fc.string(), (cursor, fp) => {
+        let token: string;
+        try {
+          token = encodeContinuation(cursor, fp);
+        } catch (err) {
+          expect(err).toHaveProperty("code", "internal");
+          return;
+        }
+        expect(decodeContinuation(token, fp)).toEqual(cursor);
       }),
       { numRuns: RUNS, seed: SEED },
     );
