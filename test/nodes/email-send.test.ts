@@ -1,4 +1,4 @@
-import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
+import { describe, expect, it } from "vitest";
 import { stringifyJson } from "../../src/core/json.js";
 import type { Logger } from "../../src/core/node.js";
 import { runNode } from "../../src/core/node.js";
@@ -6,6 +6,7 @@ import { emailSend } from "../../src/nodes/index.js";
 import { recipientCount, splitIntoChunks } from "../../src/transports/mailjet/chunks.js";
 import { interpretSend } from "../../src/transports/mailjet/client.js";
 import { testConfig } from "../support/helpers.js";
+import { useMailjet } from "../support/mailjet-helpers.js";
 import {
   API_KEY,
   FIRST_MESSAGE_ID,
@@ -63,14 +64,9 @@ const errorCodes = (out: Awaited<ReturnType<typeof send>>) =>
 const chunkStatuses = (out: Awaited<ReturnType<typeof send>>) =>
   (out.error?.details.chunks as { status: string }[] | undefined)?.map((c) => c.status);
 
-beforeAll(async () => {
-  mj = await startMailjet();
+useMailjet((server) => {
+  mj = server;
 });
-afterEach(() => {
-  expect(mj.duplicates()).toEqual([]);
-  expect(mj.pendingFaults()).toBe(0);
-});
-afterAll(() => mj.close());
 
 describe("email-send: sending", () => {
   it("sends with HTTP Basic auth and keeps MessageIDs beyond 2^53 exact", async () => {

@@ -6,7 +6,7 @@
  */
 import { createServer } from "node:http";
 import type { AddressInfo } from "node:net";
-import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
+import { describe, expect, it } from "vitest";
 import { ChainmailError } from "../../../src/core/errors.js";
 import { stringifyJson } from "../../../src/core/json.js";
 import type { RunContext } from "../../../src/core/node.js";
@@ -18,13 +18,13 @@ import {
   postSend,
 } from "../../../src/transports/mailjet/client.js";
 import { testConfig } from "../../support/helpers.js";
+import { useMailjet } from "../../support/mailjet-helpers.js";
 import {
   API_KEY,
   FIRST_MESSAGE_ID,
   type MailjetServer,
   SECRET_KEY,
   SUSPENDED_KEY,
-  startMailjet,
   TOO_LARGE,
   TOO_MANY_REQUESTS,
 } from "../../upstreams/mailjet.js";
@@ -33,14 +33,9 @@ const params = { "user id": API_KEY, password: SECRET_KEY };
 const TOKEN = Buffer.from(`${API_KEY}:${SECRET_KEY}`).toString("base64");
 
 let mj: MailjetServer;
-beforeAll(async () => {
-  mj = await startMailjet();
+useMailjet((server) => {
+  mj = server;
 });
-afterEach(() => {
-  expect(mj.duplicates()).toEqual([]);
-  expect(mj.pendingFaults()).toBe(0);
-});
-afterAll(() => mj.close());
 
 let seq = 0;
 const message = () => ({

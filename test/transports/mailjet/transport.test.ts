@@ -4,24 +4,20 @@
  * share stops the calls not yet started, a call refused for its own content does not; a cancelled send starts
  * nothing more. Nothing is ever delivered twice.
  */
-import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
+import { describe, expect, it } from "vitest";
 import type { Logger } from "../../../src/core/node.js";
 import type { EmailRequest } from "../../../src/schemas/email.js";
 import { mailjetTransport } from "../../../src/transports/mailjet/transport.js";
 import { testConfig } from "../../support/helpers.js";
-import { API_KEY, type MailjetServer, SECRET_KEY, startMailjet, TOO_LARGE } from "../../upstreams/mailjet.js";
+import { useMailjet } from "../../support/mailjet-helpers.js";
+import { API_KEY, type MailjetServer, SECRET_KEY, TOO_LARGE } from "../../upstreams/mailjet.js";
 
 const params = { "user id": API_KEY, password: SECRET_KEY };
 
 let mj: MailjetServer;
-beforeAll(async () => {
-  mj = await startMailjet();
+useMailjet((server) => {
+  mj = server;
 });
-afterEach(() => {
-  expect(mj.duplicates()).toEqual([]);
-  expect(mj.pendingFaults()).toBe(0);
-});
-afterAll(() => mj.close());
 
 let seq = 0;
 const batch = (n: number) =>
