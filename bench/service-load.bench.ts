@@ -54,11 +54,14 @@ interface Figures {
 /** Clock ticks a second, for /proc/<pid>/stat. */
 const TICKS = Number(execFileSync("getconf", ["CLK_TCK"], { encoding: "utf8" }).trim()) || 100;
 
-/** CPU seconds (user + system) a process on this machine has spent, from /proc. */
+/** CPU seconds (user + system) a process on this machine and its children (CHAINMAIL_WORKERS) have spent, from /proc. */
 function cpuSecondsOf(pid: number): number {
   const stat = readFileSync(`/proc/${pid}/stat`, "utf8");
   const fields = stat.slice(stat.lastIndexOf(")") + 2).split(" ");
-  return (Number(fields[11]) + Number(fields[12])) / TICKS;
+  const children = readFileSync(`/proc/${pid}/task/${pid}/children`, "utf8").split(" ").filter(Boolean).map(Number);
+  return (
+    (Number(fields[11]) + Number(fields[12])) / TICKS + children.reduce((sum, child) => sum + cpuSecondsOf(child), 0)
+  );
 }
 
 async function fill(db: string): Promise<void> {

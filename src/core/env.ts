@@ -143,6 +143,8 @@ const MAX_CONNECTIONS = 1_000_000;
 const MAX_HEADERS_TIMEOUT_MS = 3_600_000;
 /** Requests in flight or in line, and cache entries: far beyond one process's memory for them. */
 const MAX_IN_FLIGHT = 1_000_000;
+/** More service processes than any machine has cores for. */
+const MAX_WORKERS = 1_024;
 /** A cache is for repeats within a short while; a day is already far beyond any page's freshness. */
 const MAX_CACHE_TTL_MS = 86_400_000;
 const details = "Token details";
@@ -444,6 +446,13 @@ export const EnvSchema = Type.Object({
     group: service,
     description: "time to send the body, after the headers' time",
     default: 10_000,
+  }),
+  // One process answers on one core (a page is mostly the statement, its JSON and the socket write): more cores, more
+  // workers (server/workers.ts). Each keeps its own line and cache, so limits below are per worker.
+  CHAINMAIL_WORKERS: int(1, MAX_WORKERS, {
+    group: service,
+    description: "processes of `serve` answering on the one port (each its own line and cache)",
+    default: 1,
   }),
   // Bounds descriptors and memory; far above the requests one instance serves at once.
   CHAINMAIL_MAX_CONNECTIONS: int(1, MAX_CONNECTIONS, {

@@ -24,6 +24,7 @@ import { buildOpenApi } from "./openapi.js";
 import { clientError, errorHandler, malformedBody, notFound, sendError, sendJson } from "./replies.js";
 import { loadServerSettings, type ServerSettings } from "./settings.js";
 import { registerUnsubscribeRoutes } from "./unsubscribe-routes.js";
+import { clusterMetrics, isServeWorker } from "./workers.js";
 
 export type { LoggerOption } from "./logging.js";
 export { statusOf } from "./node-routes.js";
@@ -88,9 +89,9 @@ export async function buildApp(options: AppOptions = {}): Promise<FastifyInstanc
     const { status, body } = await health(indexStatus);
     return sendJson(reply, status, body);
   });
-  app.get("/metrics", async (_request, reply) =>
-    reply.type(metrics.registry.contentType).send(await metrics.registry.metrics()),
-  );
+  // One of `chainmail serve`'s workers reports them all (workers.ts).
+  const metricsText = isServeWorker() ? clusterMetrics(metrics.registry) : () => metrics.registry.metrics();
+  app.get("/metrics", async (_request, reply) => reply.type(metrics.registry.contentType).send(await metricsText()));
 
   await app.register(swagger, { mode: "static", specification: { document: openapi as never } });
   await app.register(swaggerUi, {

@@ -138,6 +138,8 @@ function indexGauges(registry: Registry, indexStatus: () => Promise<IndexStatus>
       name,
       help,
       registers: [registry],
+      // Every worker of a service reads the same index: its figures are taken once, not added up (workers.ts).
+      aggregator: "first",
       async collect() {
         const v = value(await read());
         if (v !== null) this.set(v);

@@ -1,12 +1,15 @@
 /** `chainmail serve [--port N] [--host H]`: the HTTP service, JSON logs on stdout, graceful stop on SIGTERM/SIGINT. */
+import cluster from "node:cluster";
 import type { Command } from "commander";
-import { HOST_RULE, isHost } from "../../core/env.js";
+import { checkSettings, HOST_RULE, isHost, setting } from "../../core/env.js";
 import { integerOption, UsageError } from "../io.js";
 
 interface ServeOptions {
   port?: string;
   host?: string;
 }
+
+const say = (line: string) => process.stderr.write(`chainmail serve: ${line}\n`);
 
 export function registerServe(program: Command): void {
   program
@@ -18,22 +21,37 @@ export function registerServe(program: Command): void {
       const port = integerOption("--port", options.port, 65535);
       if (options.host !== undefined && !isHost(options.host))
         throw new UsageError(`--host ${JSON.stringify(options.host)} is invalid: must be ${HOST_RULE}`);
+      const workers = setting(process.env, "CHAINMAIL_WORKERS");
+      if (workers > 1 && cluster.isPrimary) {
+        checkSettings(process.env); // a bad setting named once, here, rather than by each worker
+        const { superviseWorkers } = await import("../../server/workers.js");
+        process.exit(await superviseWorkers(workers, say));
+      }
       const { startServer } = await import("../../server/index.js");
+      const { isServeWorker, reportListening } = await import("../../server/workers.js");
+      const worker = isServeWorker();
       const server = await startServer({
         ...(port !== undefined ? { port } : {}),
         ...(options.host ? { host: options.host } : {}),
         logger: true,
+      }).catch((err: unknown) => {
+        // A worker's channel to its primary would keep it running after the error is reported; closed so, the worker
+        // still ends with the error's exit code (cluster ends one whose channel closes otherwise with 0).
+        if (worker) cluster.worker?.disconnect();
+        throw err;
       });
-      process.stderr.write(`chainmail serve: listening on ${server.url} (API page: ${server.url}/docs)\n`);
+      // A worker's primary says these once for all of them.
+      if (worker) reportListening(server.url);
+      else say(`listening on ${server.url} (API page: ${server.url}/docs)`);
       let stopping = false;
       const stop = (signal: string) => {
         if (stopping) return;
         stopping = true;
-        process.stderr.write(`chainmail serve: ${signal}, finishing requests in flight\n`);
+        if (!worker) say(`${signal}, finishing requests in flight`);
         server.close().then(
           () => process.exit(0),
           (err: unknown) => {
-            process.stderr.write(`chainmail serve: ${err instanceof Error ? err.message : String(err)}\n`);
+            say(err instanceof Error ? err.message : String(err));
             process.exit(1);
           },
         );

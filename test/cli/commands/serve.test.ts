@@ -1,40 +1,15 @@
 /** `chainmail serve` as a process: prints where it listens, serves, stops cleanly on SIGTERM; refuses unsafe settings. */
-import { type ChildProcess, spawn } from "node:child_process";
 import { once } from "node:events";
 import { afterEach, describe, expect, it } from "vitest";
+import { killServeProcesses, listeningUrl, serveProcess as serve } from "../../support/serve-process.js";
 import { call } from "../../support/server-helpers.js";
 
-const MAIN = new URL("../../../dist/cli/main.js", import.meta.url).pathname;
-const children: ChildProcess[] = [];
-
-function serve(args: string[], env: Record<string, string> = {}) {
-  const child = spawn(process.execPath, [MAIN, "serve", ...args], {
-    env: { PATH: process.env.PATH ?? "", ...env },
-    stdio: ["ignore", "pipe", "pipe"],
-  });
-  children.push(child);
-  let stdout = "";
-  let stderr = "";
-  child.stdout!.on("data", (chunk) => {
-    stdout += chunk;
-  });
-  child.stderr!.on("data", (chunk) => {
-    stderr += chunk;
-  });
-  return { child, out: () => stdout, err: () => stderr };
-}
-
-afterEach(() => {
-  for (const child of children.splice(0)) if (child.exitCode === null) child.kill("SIGKILL");
-});
+afterEach(killServeProcesses);
 
 describe("chainmail serve", () => {
   it("listens where told, logs JSON lines, stops on SIGTERM with exit 0", async () => {
     const proc = serve(["--port", "0", "--host", "127.0.0.1"]);
-    while (!/listening on (http:\S+)/.test(proc.err()) && proc.child.exitCode === null) {
-      await new Promise((r) => setTimeout(r, 25));
-    }
-    const url = /listening on (http:\S+)/.exec(proc.err())![1]!;
+    const url = await listeningUrl(proc);
     expect(url).toMatch(/^http:\/\/127\.0\.0\.1:\d+$/);
     const health = await call(`${url}/healthz`, "GET");
     expect(health.body).toEqual({ status: "ok" });
