@@ -1,6 +1,6 @@
 /**
  * `chainmail serve` as several processes (CHAINMAIL_WORKERS): one process answers on one core, so a host with cores
- * to spare runs more, sharing the port (node:cluster: the primary accepts connections and hands them round). The
+ * to spare runs more, sharing the port (node:cluster; each worker accepts connections from the one socket). The
  * primary only supervises: it starts one worker and, once that one listens (so a bad setting is reported once, by
  * it), the others; it starts a worker again when one dies after it listened, ends the service when one cannot
  * start, passes SIGTERM/SIGINT on, and exits when all have.
@@ -70,6 +70,10 @@ export function clusterMetrics(registry: Registry): () => Promise<string> {
  * cannot start. `say` writes a line for the operator. Resolves with the exit code, once every worker has exited.
  */
 export function superviseWorkers(count: number, say: (line: string) => void): Promise<number> {
+  // Each worker accepts its connections itself (unless NODE_CLUSTER_SCHED_POLICY says otherwise): handed round by
+  // the primary instead, a new connection waited behind the handing of others (the slowest answer 1.2-1.7 s against
+  // 0.3-0.7 s so, with 500 connections on 2 cores; BENCHMARKS.md), at the same throughput.
+  if (process.env.NODE_CLUSTER_SCHED_POLICY === undefined) cluster.schedulingPolicy = cluster.SCHED_NONE;
   return new Promise((resolve) => {
     const supervisor = new Supervisor(count, say, resolve);
     cluster.on("message", (worker, message: Message) => supervisor.heard(worker, message));
