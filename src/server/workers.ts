@@ -178,9 +178,7 @@ function gatherer(listening: () => Worker[]) {
     });
   const done = (id: unknown, worker: Worker) => {
     const round = rounds.get(id as number);
-    if (!round?.waiting.delete(worker)) return undefined;
-    if (round.waiting.size === 0) round.settle();
-    return round;
+    if (round?.waiting.delete(worker) && round.waiting.size === 0) round.settle();
   };
   return Object.assign(gather, {
     answer(worker: Worker, message: Message) {
