@@ -11,6 +11,7 @@ import { join } from "node:path";
 import { afterAll, describe, expect, it } from "vitest";
 import { ChainmailError } from "../../src/core/errors.js";
 import { loadSqliteDriver, sqliteDriver } from "../../src/db/sqlite-driver.js";
+import { thrown } from "../support/sqlite-adapter.js";
 
 const nodeHasSqlite = process.getBuiltinModule?.("node:sqlite") !== undefined;
 const dir = mkdtempSync(join(tmpdir(), "chainmail-drivers-"));
@@ -59,21 +60,8 @@ describe("the SQLite driver", () => {
     try {
       writer.exec("PRAGMA journal_mode = WAL; CREATE TABLE t (x INTEGER); BEGIN IMMEDIATE");
       other.exec("PRAGMA busy_timeout = 0");
-      const busy = (() => {
-        try {
-          other.exec("BEGIN IMMEDIATE");
-        } catch (err) {
-          return err;
-        }
-      })();
-      expect(driver.isBusy(busy)).toBe(true);
-      const missing = (() => {
-        try {
-          other.prepare("SELECT * FROM nowhere").all();
-        } catch (err) {
-          return err;
-        }
-      })();
+      expect(driver.isBusy(thrown(() => other.exec("BEGIN IMMEDIATE")))).toBe(true);
+      const missing = thrown(() => other.prepare("SELECT * FROM nowhere").all());
       expect(missing).toBeInstanceOf(Error);
       expect(driver.isBusy(missing)).toBe(false);
     } finally {
